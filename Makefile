@@ -1,0 +1,79 @@
+# cgroup v2 memory-protection reclaim benchmark suite.
+#
+# `make help` lists the targets. V=1 shows the commands the scripts run.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+.DELETE_ON_ERROR:
+
+KERNELS ?=
+K ?=
+V ?= 0
+ACCEL ?= auto
+export V ACCEL
+
+KERNEL_SH := bench/kernel.sh
+
+.PHONY: help
+help: ## list the targets (this text)
+	@echo "usage: make TARGET [VAR=value ...]"
+	@echo
+	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | \
+		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
+	@echo
+	@echo "variables: KERNELS=\"a b\" (make kernels), K=name (make kernel," \
+		"make run), ACCEL=auto|kvm|tcg, V=1 (show commands)"
+
+.PHONY: deps
+deps: ## install the Debian packages the suite needs (as root)
+	@bench/deps.sh
+
+.PHONY: bench
+bench: deps ## the main job (so far: build every kernel variant; see README)
+	@$(KERNEL_SH) build $(KERNELS)
+	@echo "make bench: kernels built. Booting them and running the scenarios" \
+		"is not implemented yet (see README.md, 'What works so far')." >&2
+	@exit 1
+
+.PHONY: kernels
+kernels: deps ## build kernel variants: all, or KERNELS="control patched"
+	@$(KERNEL_SH) build $(KERNELS)
+
+.PHONY: kernel
+kernel: deps ## build one kernel variant: make kernel K=control
+	@test -n "$(K)" || { echo "make kernel: say which, e.g. K=control;" \
+		"make list-kernels lists them" >&2; exit 2; }
+	@$(KERNEL_SH) build $(K)
+
+.PHONY: list-kernels
+list-kernels: ## list the kernel variants and which are built
+	@$(KERNEL_SH) list
+
+.PHONY: add-kernel
+add-kernel: ## register your kernel: NAME=x BZIMAGE=f CONFIG=c, or NAME=x PATCHES=dir [BASE=v]
+	@test -n "$(NAME)" || { echo "make add-kernel: NAME= is required" >&2; exit 2; }
+	@$(KERNEL_SH) add "$(NAME)" \
+		$(if $(BZIMAGE),bzimage=$(BZIMAGE)) $(if $(CONFIG),config=$(CONFIG)) \
+		$(if $(PATCHES),patches=$(PATCHES)) $(if $(BASE),base=$(BASE)) \
+		$(DESCRIPTION)
+
+.PHONY: rootfs
+rootfs: deps ## build the guest image (Debian 12 + systemd + the agent)
+	@rootfs/build.sh
+
+.PHONY: run
+run: deps ## boot K=variant to a root shell; DRY_RUN=1 prints the QEMU command
+	@test -n "$(K)" || { echo "make run: say which kernel, e.g. K=control" >&2; exit 2; }
+	@bench/guest.sh shell $(K) $(if $(filter 1,$(DRY_RUN)),--dry-run) $(GUEST_OPTS)
+
+.PHONY: test
+test: deps ## run every test (TAP, summarised by prove)
+	@prove $(if $(filter 1,$(V)),-v) tests/
+
+.PHONY: clean
+clean: ## remove built kernels (keeps the source and object trees)
+	rm -rf build/kernels
+
+.PHONY: distclean
+distclean: ## remove the whole build cache (source, objects, kernels)
+	rm -rf build

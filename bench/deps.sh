@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Install the Debian packages the suite needs, if any is missing.
+#
+#   deps.sh [GROUP...]   groups: kernel guest test (default: all)
+#
+# Needs root to install; without it, prints the apt-get command to run.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+declare -A PKGS=(
+	# Building kernels from Debian's linux-source.
+	[kernel]="build-essential patch flex bison bc libelf-dev libssl-dev
+		ccache cpio kmod xz-utils linux-source-6.1"
+	# The guest: its image and QEMU.
+	[guest]="qemu-system-x86 qemu-utils mmdebstrap e2fsprogs"
+	# Running the tests.
+	[test]="perl shellcheck jq"
+)
+
+groups=("$@")
+[ ${#groups[@]} -gt 0 ] || groups=(kernel guest test)
+
+want=""
+for g in "${groups[@]}"; do
+	[ -n "${PKGS[$g]+x}" ] ||
+		usage_error "unknown package group '$g' (${!PKGS[*]})"
+	want="$want ${PKGS[$g]}"
+done
+
+missing=""
+for p in $want; do
+	status=$(dpkg-query -W -f='${Status}' "$p" 2> /dev/null || true)
+	[ "$status" = "install ok installed" ] || missing="$missing $p"
+done
+[ -n "$missing" ] || exit 0
+
+if [ "$(id -u)" != 0 ]; then
+	die "missing packages:$missing; install them with:" \
+		"sudo apt-get install$missing"
+fi
+log "installing:$missing"
+export DEBIAN_FRONTEND=noninteractive
+# shellcheck disable=SC2086
+if ! run apt-get install -y -q --no-install-recommends $missing >&2; then
+	log "retrying after apt-get update"
+	run apt-get update -q >&2
+	# shellcheck disable=SC2086
+	run apt-get install -y -q --no-install-recommends $missing >&2 ||
+		die "apt-get install failed for:$missing"
+fi

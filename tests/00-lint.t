@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Static checks: every shell script is shellcheck-clean, the Makefile's help
+# lists every target, and git ignores the build cache.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+cd "$SUITE_ROOT" || exit 1
+
+mapfile -t scripts < <({ ls bench/*.sh rootfs/*.sh rootfs/overlay/usr/local/sbin/* tests/*.t tests/lib/*.sh .ci/run; } 2> /dev/null)
+for f in "${scripts[@]}"; do
+	out=$(shellcheck -x "$f" 2>&1)
+	ok $? "shellcheck $f${out:+
+$(printf '%s\n' "$out" | sed 's/^/# /')}"
+done
+
+help=$(make --no-print-directory 2>&1)
+ok $? "make with no target runs help"
+mapfile -t targets < <(grep -oE '^[a-z][a-z-]*:.*## ' Makefile | cut -d: -f1)
+for t in "${targets[@]}"; do
+	like "$help" "^  $t " "make help lists $t"
+done
+for t in bench test deps kernels kernel; do
+	like "$help" "^  $t " "make help has the $t target"
+done
+
+git check-ignore -q build/obj/x.o
+ok $? "git ignores build/"
+git check-ignore -q results/run/x.csv
+ok $? "git ignores results/"
+
+done_testing

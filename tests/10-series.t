@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# The patch series against the stock linux-source tree: every prefix applies,
+# each variant carries its formula, the whole series gives back stock 6.1, and
+# a patch that does not apply leaves the tree alone. Needs no kernel build.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+KERNEL=$SUITE_ROOT/bench/kernel.sh
+TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+[ -f "$TARBALL" ] || skip_all "$TARBALL missing (make deps installs it)"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export VARIANTS_LOCAL=$tmp/variants.local
+
+# The files the series touches and the header it must leave alone.
+files="mm/vmscan.c include/linux/memcontrol.h Makefile"
+members=""
+for f in $files; do members="$members linux-source-6.1/$f"; done
+# shellcheck disable=SC2086
+tar -xJf "$TARBALL" -C "$tmp" $members
+ok $? "stock files extracted from $(basename "$TARBALL")"
+tree=$tmp/linux-source-6.1
+cp -a "$tree" "$tmp/stock"
+
+# The code of get_scan_count() in the tree's mm/vmscan.c, comments removed.
+scan_count_body() {
+	awk '/^static void get_scan_count\(/ { p = 1 } p { print } p && /^}/ { exit }' \
+		"$tree/mm/vmscan.c" | perl -0pe 's{/\*.*?\*/}{}gs'
+}
+
+# Only mm/vmscan.c may differ from stock, or switching variants would rebuild
+# much more than one object.
+only_vmscan_differs() {
+	local d
+	d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+	[ -z "$d" ] || [ "$d" = "Files stock/mm/vmscan.c and linux-source-6.1/mm/vmscan.c differ" ]
+}
+
+mapfile -t series < <(grep -v '^#' "$SUITE_ROOT/patches/series" | grep -v '^$')
+is "${#series[@]}" 5 "patches/series lists five patches"
+for p in "${series[@]}"; do
+	[ -f "$SUITE_ROOT/patches/$p" ]
+	ok $? "patch $p exists"
+	grep -q '^Subject: \[PATCH [0-9]*/[0-9]*\] mm: vmscan: ' "$SUITE_ROOT/patches/$p"
+	ok $? "patch $p is a format-patch file with a subsystem prefix"
+done
+
+for v in control v1-9783aa v2-9de7ca v3-1bc63f patched; do
+	out=$("$KERNEL" apply "$v" "$tree" 2>&1)
+	ok $? "variant $v applies cleanly${out:+: $out}"
+	only_vmscan_differs
+	ok $? "variant $v changes mm/vmscan.c and nothing else"
+	cp "$tree/mm/vmscan.c" "$tmp/vmscan.$v.c"
+	body=$(scan_count_body)
+	case "$v" in
+	control)
+		if printf '%s\n' "$body" | grep -qE 'mem_cgroup_protection|mem_cgroup_size|protection|cgroup_size'; then
+			fail "control: get_scan_count() has no proportional scaling left"
+		else
+			pass "control: get_scan_count() has no proportional scaling left"
+		fi
+		like "$body" $'^\t\tscan = lruvec_size;$' "control: every visited cgroup gets the full lruvec size"
+		;;
+	v1-9783aa)
+		like "$body" 'scan = lruvec_size \* cgroup_size / protection - baseline;' \
+			"v1: scan = L * usage / P - baseline"
+		like "$body" 'protection = max\(min, low\);' "v1: P = max(emin, elow)"
+		like "$body" 'scan = min\(max\(scan, SWAP_CLUSTER_MAX\), lruvec_size\);' \
+			"v1: 5.4 clamp() semantics"
+		;;
+	v2-9de7ca)
+		like "$body" 'scan = lruvec_size \* \(cgroup_size - min\) /' \
+			"v2: low-reclaim pass scales between emin and elow"
+		like "$body" 'sc->memcg_low_reclaim && low > min' "v2: only in the low-reclaim pass"
+		like "$body" 'scan = min\(max\(scan, SWAP_CLUSTER_MAX\), lruvec_size\);' \
+			"v2: 5.4 clamp() semantics"
+		;;
+	v3-1bc63f)
+		like "$body" 'scan = lruvec_size - lruvec_size \* protection /' \
+			"v3: scan = L - L * P / usage"
+		like "$body" $'^\t\t\t\tcgroup_size;$' "v3: divisor is usage, not usage + 1"
+		like "$body" $'protection = min;' "v3: low-reclaim pass uses emin alone"
+		if printf '%s\n' "$body" | grep -q 'memcg_low_skipped'; then
+			fail "v3: does not set memcg_low_skipped (that is f56ce412a59d)"
+		else
+			pass "v3: does not set memcg_low_skipped (that is f56ce412a59d)"
+		fi
+		;;
+	patched)
+		cmp -s "$tmp/stock/mm/vmscan.c" "$tree/mm/vmscan.c"
+		ok $? "patched: mm/vmscan.c is byte-identical to stock 6.1"
+		cmp -s "$tmp/stock/include/linux/memcontrol.h" "$tree/include/linux/memcontrol.h"
+		ok $? "patched: include/linux/memcontrol.h is byte-identical to stock 6.1"
+		;;
+	esac
+done
+
+# Each variant is a different kernel.
+n=$(sha256sum "$tmp"/vmscan.*.c | cut -d' ' -f1 | sort -u | wc -l)
+is "$n" 5 "the five variants have five different mm/vmscan.c"
+
+# Switching back and forth gives the same files, and rewrites only what
+# changes (make relies on the timestamps).
+"$KERNEL" apply control "$tree" > /dev/null 2>&1
+cmp -s "$tmp/vmscan.control.c" "$tree/mm/vmscan.c"
+ok $? "patched -> control gives control's mm/vmscan.c again"
+touch -d '2000-01-01' "$tree/mm/vmscan.c" "$tree/include/linux/memcontrol.h"
+"$KERNEL" apply control "$tree" > /dev/null 2>&1
+is "$(stat -c %Y "$tree/mm/vmscan.c")" "$(date -d 2000-01-01 +%s)" \
+	"re-applying the same variant leaves mm/vmscan.c untouched"
+"$KERNEL" apply v1-9783aa "$tree" > /dev/null 2>&1
+is "$(stat -c %Y "$tree/include/linux/memcontrol.h")" "$(date -d 2000-01-01 +%s)" \
+	"switching variant leaves files it does not change untouched"
+[ "$(stat -c %Y "$tree/mm/vmscan.c")" != "$(date -d 2000-01-01 +%s)" ]
+ok $? "switching variant rewrites mm/vmscan.c"
+
+# A patch that does not apply: named with its hunk, tree left as it was.
+mkdir -p "$tmp/bad"
+sed 's/^ \t\tscan >>= sc->priority;$/ \t\tscan >>= sc->priority + 1;/' \
+	"$SUITE_ROOT/patches/${series[1]}" > "$tmp/bad/0001-broken-context.patch"
+printf 'broken\tbase=control patches=%s\ta patch whose context is wrong\n' \
+	"$tmp/bad" > "$VARIANTS_LOCAL"
+cp "$tree/mm/vmscan.c" "$tmp/before.c"
+out=$("$KERNEL" apply broken "$tree" 2>&1)
+is "$?" 1 "a patch that does not apply fails the apply"
+like "$out" "0001-broken-context.patch" "the failure names the patch"
+like "$out" "Hunk #[0-9]+ FAILED" "the failure names the hunk"
+cmp -s "$tmp/before.c" "$tree/mm/vmscan.c"
+ok $? "the tree is left as it was"
+[ -z "$(find "$tree" -name '*.rej' -o -name '*.orig' -o -name '*.suite-tmp')" ]
+ok $? "no reject or temporary files are left behind"
+
+# An unknown variant lists the known ones.
+out=$("$KERNEL" apply no-such-kernel "$tree" 2>&1)
+is "$?" 2 "an unknown variant is a usage error"
+like "$out" "unknown kernel variant 'no-such-kernel'.*control.*patched" \
+	"the error lists the known variants"
+
+done_testing

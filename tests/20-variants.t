@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Naming kernels: the variant list, registering your own kernel, and the
+# checks on a prebuilt kernel's config. Builds nothing.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+KERNEL=$SUITE_ROOT/bench/kernel.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export BUILD_DIR=$tmp/build KOUT=$tmp/kernels VARIANTS_LOCAL=$tmp/variants.local
+
+out=$("$KERNEL" list)
+ok $? "list runs"
+for v in control v1-9783aa v2-9de7ca v3-1bc63f patched; do
+	like "$out" "^$v +series=[1-5] " "list names $v"
+done
+
+# A config with every option the guest needs, and one without CONFIG_MEMCG.
+grep -E '^CONFIG_' "$SUITE_ROOT/patches/configs/guest.config" > "$tmp/good.config"
+grep -v '^CONFIG_MEMCG=' "$tmp/good.config" > "$tmp/nomemcg.config"
+echo 'CONFIG_MEMCG=m' >> "$tmp/nomemcg.config"
+grep -v '^CONFIG_PSI=' "$tmp/nomemcg.config" > "$tmp/bad.config"
+head -c 4096 /dev/urandom > "$tmp/bzImage"
+
+"$KERNEL" check-config "$tmp/good.config" > /dev/null 2>&1
+ok $? "check-config accepts a config with every guest option"
+out=$("$KERNEL" check-config "$tmp/bad.config" 2>&1)
+is "$?" 1 "check-config refuses a config without CONFIG_MEMCG and CONFIG_PSI"
+like "$out" "CONFIG_MEMCG=y \(have: CONFIG_MEMCG=m\)" "the refusal names CONFIG_MEMCG and what the config has"
+like "$out" "CONFIG_PSI=y \(have: not set\)" "the refusal names CONFIG_PSI"
+
+# Registering kernels: bad input is refused before anything is written.
+out=$("$KERNEL" add 'bad name' bzimage="$tmp/bzImage" config="$tmp/good.config" 2>&1)
+is "$?" 2 "a variant name with a space is refused"
+out=$("$KERNEL" add mine bzimage="$tmp/missing" config="$tmp/good.config" 2>&1)
+is "$?" 2 "a missing bzImage is refused"
+like "$out" "does not exist" "the refusal says the file does not exist"
+out=$("$KERNEL" add mine bzimage="$tmp/bzImage" 2>&1)
+is "$?" 2 "bzimage= without config= is refused"
+out=$("$KERNEL" add mine colour=blue 2>&1)
+is "$?" 2 "an unknown key is refused"
+out=$("$KERNEL" add control bzimage="$tmp/bzImage" config="$tmp/good.config" 2>&1)
+is "$?" 2 "a name that exists already is refused"
+out=$("$KERNEL" add mine patches="$tmp" base=no-such 2>&1)
+is "$?" 2 "an unknown base variant is refused"
+[ ! -e "$VARIANTS_LOCAL" ]
+ok $? "nothing was written to variants.local"
+
+# A prebuilt kernel missing an option is refused with the list.
+"$KERNEL" add theirs bzimage="$tmp/bzImage" config="$tmp/bad.config" a test kernel > /dev/null 2>&1
+ok $? "a prebuilt kernel can be registered"
+out=$("$KERNEL" build theirs 2>&1)
+is "$?" 1 "building a prebuilt kernel whose config lacks options fails"
+like "$out" "CONFIG_MEMCG=y" "the failure lists CONFIG_MEMCG"
+[ ! -e "$KOUT/theirs" ]
+ok $? "nothing is left in the kernels directory"
+
+# With a good config it is accepted and treated like any other variant.
+cp "$tmp/good.config" "$tmp/bad.config"
+out=$("$KERNEL" build theirs 2>&1)
+ok $? "a prebuilt kernel with a good config is accepted"
+cmp -s "$tmp/bzImage" "$KOUT/theirs/bzImage"
+ok $? "its bzImage is in the kernels directory"
+like "$(cat "$KOUT/theirs/manifest.json" 2> /dev/null)" '"kind": "prebuilt"' "its manifest says prebuilt"
+like "$(cat "$KOUT/theirs/manifest.json" 2> /dev/null)" '"inputs_hash": "[0-9a-f]{64}"' "its manifest has an inputs hash"
+out=$("$KERNEL" build theirs 2>&1)
+like "$out" "up to date" "building it again is a no-op"
+is "$("$KERNEL" path theirs 2> /dev/null)" "$KOUT/theirs" "path finds it"
+like "$("$KERNEL" list)" "^theirs .* yes +a test kernel" "list shows it, built, with its description"
+
+out=$("$KERNEL" path control 2>&1)
+is "$?" 1 "path of an unbuilt kernel fails"
+like "$out" "make kernel K=control" "and says which make target builds it"
+out=$("$KERNEL" build no-such-kernel 2>&1)
+is "$?" 2 "building an unknown variant is a usage error"
+like "$out" "known variants: control .*patched .*theirs" "the error lists every known variant"
+
+done_testing

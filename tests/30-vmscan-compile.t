@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Compile mm/vmscan.o for every kernel variant with the guest config, in the
+# suite's shared build tree, so a port that does not build fails here without
+# a full kernel build. The first run unpacks and configures the tree.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+KERNEL=$SUITE_ROOT/bench/kernel.sh
+KOBJ=${KOBJ:-${BUILD_DIR:-$SUITE_ROOT/build}/obj}
+[ -f "${TARBALL:-/usr/src/linux-source-6.1.tar.xz}" ] ||
+	skip_all "linux-source tarball missing (make deps installs it)"
+
+declare -A sums
+for v in control v1-9783aa v2-9de7ca v3-1bc63f patched; do
+	start=$(date +%s)
+	out=$("$KERNEL" compile "$v" mm/vmscan.o 2>&1)
+	status=$?
+	ok "$status" "$v: mm/vmscan.o compiles ($(( $(date +%s) - start ))s)"
+	if [ "$status" -ne 0 ]; then
+		printf '%s\n' "$out" | tail -n 30 | sed 's/^/# /'
+		continue
+	fi
+	sums[$v]=$(sha256sum < "$KOBJ/mm/vmscan.o" | cut -d' ' -f1)
+done
+# Each variant really was recompiled: five different objects.
+is "$(printf '%s\n' "${sums[@]}" | sort -u | wc -l)" 5 \
+	"the five variants compile to five different objects"
+
+done_testing
