@@ -1,0 +1,493 @@
+#!/usr/bin/env bash
+# Boot a kernel variant in a QEMU guest and run one job in it.
+#
+# The QEMU command line is built in one place (qemu_command) and can be
+# printed instead of run (--dry-run). Run with no arguments for usage.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+KOUT=${KOUT:-$BUILD_DIR/kernels}
+ROOTFS=${ROOTFS:-$BUILD_DIR/rootfs/rootfs.ext4}
+ACCEL=${ACCEL:-auto}
+QEMU=${QEMU:-qemu-system-x86_64}
+# Seconds a KVM boot gets to print the kernel banner before we call KVM broken.
+KVM_PROBE_SECONDS=${KVM_PROBE_SECONDS:-6}
+
+# Exit codes of `run`, beyond lib.sh's 0/1/2.
+EX_TIMEOUT=3
+EX_PANIC=5
+EX_NOSTATUS=6
+
+usage() {
+	cat <<EOF
+usage: $PROG COMMAND [ARGS]
+
+  run KERNEL JOB RUNDIR [--dry-run]
+                    boot KERNEL, run the job file JOB, leave everything in
+                    RUNDIR (which must not exist, or be empty)
+  shell KERNEL [--dry-run] [key=value...]
+                    boot KERNEL to a root shell on this terminal
+  check-job JOB     validate a job file without booting anything
+  accel KERNEL      print the accelerator auto-detection picks for KERNEL
+
+Exit status of run: 0 ok, 1 the job failed, 2 bad input, $EX_TIMEOUT timeout,
+$EX_PANIC kernel panic, $EX_NOSTATUS guest stopped without a status.
+Environment: ACCEL=auto|kvm|tcg, ROOTFS, KOUT, V=1.
+EOF
+}
+
+# ---------------------------------------------------------------------------
+# Job files: "key = value" lines, '#' comments. Every key is in this table:
+# key, default, type. The types are checked by check_value.
+JOB_KEYS=(
+	"memory 2G size"      # guest RAM
+	"cpus 2 count"        # guest CPUs
+	"swap 1G size"        # swap file on the guest's ext4 disk (0: none)
+	"timeout 300 seconds" # deadline for the whole boot, from QEMU start
+	"lru_gen off onoff"   # MGLRU (/sys/kernel/mm/lru_gen/enabled)
+	"zswap off onoff"     # zswap (/sys/module/zswap/parameters/enabled)
+	"command - string"    # shell command the agent runs in the guest
+	"cmdline - string"    # extra kernel command line words
+)
+
+job_key_names() {
+	local row
+	for row in "${JOB_KEYS[@]}"; do printf '%s ' "${row%% *}"; done
+}
+
+job_key_row() {
+	local row
+	for row in "${JOB_KEYS[@]}"; do
+		[ "${row%% *}" = "$1" ] && { printf '%s\n' "$row"; return 0; }
+	done
+	return 1
+}
+
+# Bytes in SIZE ("512M", "2G", "1.5G", "4096"), or fail.
+size_bytes() {
+	local s=$1 num unit mult
+	[[ "$s" =~ ^([0-9]+(\.[0-9]+)?)([KMGT]?)$ ]] || return 1
+	num=${BASH_REMATCH[1]}
+	unit=${BASH_REMATCH[3]}
+	case "$unit" in
+	"") mult=1 ;;
+	K) mult=1024 ;;
+	M) mult=$((1024 * 1024)) ;;
+	G) mult=$((1024 * 1024 * 1024)) ;;
+	T) mult=$((1024 * 1024 * 1024 * 1024)) ;;
+	esac
+	awk -v n="$num" -v m="$mult" 'BEGIN { printf "%.0f\n", n * m }'
+}
+
+# Check VALUE against TYPE; print the reason and fail if it does not fit.
+check_value() {
+	local type=$1 value=$2 bytes
+	case "$type" in
+	size)
+		bytes=$(size_bytes "$value") ||
+			{ echo "'$value' is not a size (e.g. 512M, 2G, 1.5G)"; return 1; }
+		;;
+	count)
+		[[ "$value" =~ ^[1-9][0-9]*$ ]] ||
+			{ echo "'$value' is not a positive whole number"; return 1; }
+		;;
+	seconds)
+		[[ "$value" =~ ^[1-9][0-9]*$ ]] ||
+			{ echo "'$value' is not a whole number of seconds"; return 1; }
+		;;
+	onoff)
+		case "$value" in on | off) ;; *) echo "'$value' is not on or off"; return 1 ;; esac
+		;;
+	string) ;;
+	esac
+	: "${bytes:=}"
+}
+
+# Parse and validate job file $1. Prints "key<TAB>value" for every key
+# (defaults filled in); on any error prints FILE:LINE: reason and fails.
+parse_job() {
+	local file=$1 n=0 line key value row reason errors=0 seen=" " k
+	declare -A val
+	[ -f "$file" ] || { echo "$PROG: job file '$file' not found" >&2; return 2; }
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		case "$line" in "" | "#"* | *[![:space:]]*) ;; esac
+		[[ "$line" =~ ^[[:space:]]*(#.*)?$ ]] && continue
+		if ! [[ "$line" =~ ^[[:space:]]*([a-z_]+)[[:space:]]*=[[:space:]]*(.*[^[:space:]])?[[:space:]]*$ ]]; then
+			echo "$file:$n: not a 'key = value' line: $line" >&2
+			errors=$((errors + 1))
+			continue
+		fi
+		key=${BASH_REMATCH[1]}
+		value=${BASH_REMATCH[2]}
+		if ! row=$(job_key_row "$key"); then
+			echo "$file:$n: unknown key '$key' (known: $(job_key_names))" >&2
+			errors=$((errors + 1))
+			continue
+		fi
+		if [[ "$seen" == *" $key "* ]]; then
+			echo "$file:$n: '$key' is given twice" >&2
+			errors=$((errors + 1))
+			continue
+		fi
+		seen="$seen$key "
+		if ! reason=$(check_value "${row##* }" "$value"); then
+			echo "$file:$n: $key: $reason" >&2
+			errors=$((errors + 1))
+			continue
+		fi
+		val[$key]=$value
+	done < "$file"
+	# Values that only make sense together.
+	if [ "$errors" = 0 ]; then
+		local mem swap host_mem
+		mem=$(size_bytes "${val[memory]:-2G}")
+		swap=$(size_bytes "${val[swap]:-1G}")
+		host_mem=$(awk '/^MemTotal:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
+		if [ "$mem" -lt $((256 * 1024 * 1024)) ]; then
+			echo "$file: memory: at least 256M is needed to boot systemd" >&2
+			errors=$((errors + 1))
+		elif [ "$mem" -gt $((host_mem - 1024 * 1024 * 1024)) ]; then
+			echo "$file: memory: ${val[memory]} leaves this machine less than 1G" \
+				"($((host_mem / 1024 / 1024))M in all)" >&2
+			errors=$((errors + 1))
+		fi
+		if [ "$swap" -gt $((6 * 1024 * 1024 * 1024)) ]; then
+			echo "$file: swap: ${val[swap]} is more than the guest disk holds (6G)" >&2
+			errors=$((errors + 1))
+		fi
+	fi
+	[ "$errors" = 0 ] || return 2
+	for row in "${JOB_KEYS[@]}"; do
+		read -r k value _ <<< "$row"
+		[ "$value" = - ] && value=""
+		printf '%s\t%s\n' "$k" "${val[$k]-$value}"
+	done
+}
+
+# Value of KEY in parsed job $1 (the output of parse_job).
+job_get() {
+	printf '%s\n' "$1" | awk -F'\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }'
+}
+
+shell_quote() {
+	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# The job as shell assignments for the agent (values already validated).
+job_env() {
+	local job=$1 onoff
+	echo "JOB_SWAP_BYTES=$(size_bytes "$(job_get "$job" swap)")"
+	onoff=$(job_get "$job" lru_gen)
+	echo "JOB_LRU_GEN=$([ "$onoff" = on ] && echo y || echo 0)"
+	onoff=$(job_get "$job" zswap)
+	echo "JOB_ZSWAP=$([ "$onoff" = on ] && echo Y || echo N)"
+	echo "JOB_COMMAND=$(shell_quote "$(job_get "$job" command)")"
+}
+
+# ---------------------------------------------------------------------------
+# Kernels, image, accelerator
+
+kernel_dir() {
+	local dir=$KOUT/$1
+	if [ ! -f "$dir/bzImage" ]; then
+		if "$SUITE_ROOT/bench/kernel.sh" list 2> /dev/null | awk '{ print $1 }' | grep -qxF "$1"; then
+			die "kernel '$1' is not built; build it with: make kernel K=$1"
+		fi
+		"$SUITE_ROOT/bench/kernel.sh" path "$1" > /dev/null || exit $?
+		die "kernel '$1' not found"
+	fi
+	echo "$dir"
+}
+
+need_rootfs() {
+	[ -f "$ROOTFS" ] || die "guest image '$ROOTFS' not found; build it with: make rootfs"
+}
+
+kvm_usable_device() {
+	[ -r /dev/kvm ] && [ -w /dev/kvm ]
+}
+
+# Does KVM boot this kernel? A nested hypervisor may offer /dev/kvm and still
+# hang right after "Decompressing Linux...", so boot it and look for the
+# kernel's banner on the console. The answer is cached per kernel and host.
+kvm_works() {
+	local bz=$1 key cache dir pid i ok=1
+	kvm_usable_device || return 1
+	key=$(sha256_of_string "$(sha256sum < "$bz")$(uname -r)$("$QEMU" --version | head -n 1)")
+	cache=$BUILD_DIR/accel/$key
+	if [ -f "$cache" ]; then
+		[ "$(cat "$cache")" = kvm ]
+		return
+	fi
+	dir=$(mktemp -d)
+	"$QEMU" -accel kvm -cpu host -m 256M -display none -monitor none -no-reboot \
+		-nic none -serial "file:$dir/console" -kernel "$bz" \
+		-append "console=ttyS0 panic=-1 root=/dev/null" > /dev/null 2>&1 &
+	pid=$!
+	for ((i = 0; i < KVM_PROBE_SECONDS * 10; i++)); do
+		if grep -q "Linux version" "$dir/console" 2> /dev/null; then
+			ok=0
+			break
+		fi
+		kill -0 "$pid" 2> /dev/null || break
+		sleep 0.1
+	done
+	kill -9 "$pid" 2> /dev/null || true
+	wait "$pid" 2> /dev/null || true
+	rm -rf "$dir"
+	mkdir -p "$BUILD_DIR/accel"
+	if [ "$ok" = 0 ]; then echo kvm; else echo tcg; fi > "$cache"
+	return "$ok"
+}
+
+# The accelerator to use for kernel image $1.
+pick_accel() {
+	case "$ACCEL" in
+	kvm)
+		kvm_usable_device || die "ACCEL=kvm, but /dev/kvm is not usable"
+		echo kvm
+		;;
+	tcg) echo tcg ;;
+	auto)
+		# QEMU dying in the probe is an answer, not an error to show.
+		if kvm_works "$1" 2> /dev/null; then echo kvm; else echo tcg; fi
+		;;
+	*) usage_error "ACCEL must be auto, kvm or tcg, not '$ACCEL'" ;;
+	esac
+}
+
+# ---------------------------------------------------------------------------
+# The QEMU command line, in one place. Prints one argument per line.
+#   qemu_command MODE BZIMAGE ACCEL MEMORY CPUS DISK SHARE CONSOLE EXTRA
+# MODE is job (console to CONSOLE, boot to bench.target) or shell (console on
+# this terminal). SHARE may be empty (no 9p share).
+qemu_command() {
+	local mode=$1 bz=$2 accel=$3 mem=$4 cpus=$5 disk=$6 share=$7 console=$8 extra=$9
+	local append="root=/dev/vda rw console=ttyS0 panic=-1 psi=1"
+	[ "$mode" = job ] && append="$append systemd.unit=bench.target"
+	[ -n "$extra" ] && append="$append $extra"
+	printf '%s\n' "$QEMU" -nodefaults -no-user-config -no-reboot
+	case "$accel" in
+	kvm) printf '%s\n' -accel kvm -cpu host ;;
+	tcg) printf '%s\n' -accel tcg,thread=multi -cpu max ;;
+	esac
+	printf '%s\n' -m "$((mem / 1024 / 1024))M" -smp "$cpus" \
+		-kernel "$bz" -append "$append" \
+		-drive "file=$disk,format=qcow2,if=virtio,cache=unsafe" \
+		-nic none -display none
+	if [ -n "$share" ]; then
+		printf '%s\n' -virtfs "local,path=$share,mount_tag=job,security_model=none,id=job"
+	fi
+	if [ "$mode" = job ]; then
+		printf '%s\n' -monitor none -serial "file:$console"
+	else
+		printf '%s\n' -serial mon:stdio
+	fi
+}
+
+print_command() {
+	local arg first=1
+	while IFS= read -r arg; do
+		[ "$first" = 1 ] || printf ' '
+		first=0
+		if [[ "$arg" =~ ^[A-Za-z0-9_./:=,+-]+$ ]]; then
+			printf '%s' "$arg"
+		else
+			shell_quote "$arg"
+		fi
+	done
+	printf '\n'
+}
+
+# A throw-away copy-on-write overlay of the image at $1.
+make_overlay() {
+	run qemu-img create -q -f qcow2 -F raw -b "$(readlink -f "$ROOTFS")" "$1" > /dev/null ||
+		die "cannot create the overlay '$1'"
+}
+
+# ---------------------------------------------------------------------------
+# Commands
+
+now_ms() {
+	date +%s%3N
+}
+
+# Write the host's verdict to RUNDIR/result.json.
+write_result() {
+	local rundir=$1 verdict=$2 detail=$3 seconds=$4 agent=$5
+	{
+		echo "{"
+		echo "  \"result\": $(json_str "$verdict"),"
+		echo "  \"detail\": $(json_str "$detail"),"
+		echo "  \"boot_seconds\": $seconds,"
+		echo "  \"agent_start_seconds\": $agent,"
+		echo "  \"last_console_lines\": $(json_str "$(tail -n 15 "$rundir/console.log" 2> /dev/null | tr -d '\r')")"
+		echo "}"
+	} | write_atomic "$rundir/result.json"
+}
+
+write_meta() {
+	local rundir=$1 kernel=$2 kdir=$3 accel=$4 job=$5 guest
+	guest=$rundir/guest/out/guest-meta.json
+	{
+		echo "{"
+		echo "  \"schema\": 1,"
+		echo "  \"suite_version\": $(json_str "$(git -C "$SUITE_ROOT" describe --always --dirty 2> /dev/null || echo unknown)"),"
+		echo "  \"kernel\": $(json_str "$kernel"),"
+		echo "  \"kernel_manifest\": $(cat "$kdir/manifest.json" 2> /dev/null || echo null),"
+		echo "  \"rootfs_hash\": $(json_str "$(cat "$(dirname "$ROOTFS")/rootfs.hash" 2> /dev/null || echo unknown)"),"
+		echo "  \"accelerator\": $(json_str "$accel"),"
+		echo "  \"qemu_version\": $(json_str "$("$QEMU" --version | head -n 1)"),"
+		echo "  \"qemu_command\": $(json_str "$(print_command < "$rundir/qemu.cmd")"),"
+		echo "  \"host\": $(json_str "$(uname -n) $(uname -r), $(nproc) CPUs"),"
+		echo "  \"job\": {"
+		local k v sep=""
+		while IFS=$'\t' read -r k v; do
+			printf '%s    "%s": %s' "$sep" "$k" "$(json_str "$v")"
+			sep=$',\n'
+		done <<< "$job"
+		printf '\n  },\n'
+		echo "  \"guest\": $(cat "$guest" 2> /dev/null || echo null)"
+		echo "}"
+	} | write_atomic "$rundir/meta.json"
+}
+
+cmd_run() {
+	local kernel=$1 jobfile=$2 rundir=$3 dry=${4:-} job kdir accel mem cpus timeout
+	local start pid agent=null elapsed verdict detail status rc
+	job=$(parse_job "$jobfile") || exit "$EX_USAGE"
+	kdir=$(kernel_dir "$kernel")
+	need_rootfs
+	mem=$(size_bytes "$(job_get "$job" memory)")
+	cpus=$(job_get "$job" cpus)
+	timeout=$(job_get "$job" timeout)
+	if [ "$dry" = --dry-run ]; then
+		qemu_command job "$kdir/bzImage" "$(pick_accel "$kdir/bzImage")" "$mem" "$cpus" \
+			"$rundir/disk.qcow2" "$rundir/guest" "$rundir/console.log" \
+			"$(job_get "$job" cmdline)" | print_command
+		return 0
+	fi
+	if [ -e "$rundir" ] && [ -n "$(ls -A "$rundir")" ]; then
+		usage_error "run directory '$rundir' is not empty; give a new one"
+	fi
+	mkdir -p "$rundir/guest"
+	rundir=$(cd "$rundir" && pwd)
+	cp "$jobfile" "$rundir/job.conf"
+	job_env "$job" | write_atomic "$rundir/guest/job.env"
+	accel=$(pick_accel "$kdir/bzImage")
+	make_overlay "$rundir/disk.qcow2"
+	qemu_command job "$kdir/bzImage" "$accel" "$mem" "$cpus" "$rundir/disk.qcow2" \
+		"$rundir/guest" "$rundir/console.log" "$(job_get "$job" cmdline)" > "$rundir/qemu.cmd"
+	log "[$kernel] booting ($accel, $(job_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
+
+	local -a argv
+	mapfile -t argv < "$rundir/qemu.cmd"
+	start=$(now_ms)
+	"${argv[@]}" > "$rundir/qemu.log" 2>&1 &
+	pid=$!
+	verdict=""
+	while kill -0 "$pid" 2> /dev/null; do
+		if [ "$agent" = null ] && [ -f "$rundir/guest/agent-started" ]; then
+			agent=$(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%.2f", (n - s) / 1000 }')
+			log "[$kernel] agent started ${agent}s after QEMU"
+		fi
+		if [ $(($(now_ms) - start)) -ge $((timeout * 1000)) ]; then
+			verdict=timeout
+			kill -TERM "$pid" 2> /dev/null || true
+			sleep 1
+			kill -KILL "$pid" 2> /dev/null || true
+			break
+		fi
+		sleep 0.2
+	done
+	wait "$pid" 2> /dev/null
+	rc=$?
+	elapsed=$(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%.2f", (n - s) / 1000 }')
+	rm -f "$rundir/disk.qcow2"
+
+	status=$(cat "$rundir/guest/status" 2> /dev/null || true)
+	if [ "$verdict" = timeout ]; then
+		detail="killed after the ${timeout}s deadline"
+		rc=$EX_TIMEOUT
+	elif grep -q "Kernel panic" "$rundir/console.log" 2> /dev/null; then
+		verdict=panic
+		detail=$(grep -m 1 "Kernel panic" "$rundir/console.log" | tr -d '\r')
+		rc=$EX_PANIC
+	elif [ "$status" = ok ]; then
+		verdict=ok
+		detail="the job finished"
+		rc=0
+	elif [ -n "$status" ]; then
+		verdict="agent-error"
+		detail=$status
+		rc=$EX_FAIL
+	else
+		verdict=no-status
+		detail="QEMU exited (status $rc) without a status from the agent"
+		rc=$EX_NOSTATUS
+	fi
+	write_result "$rundir" "$verdict" "$detail" "$elapsed" "$agent"
+	write_meta "$rundir" "$kernel" "$kdir" "$accel" "$job"
+	if [ "$rc" = 0 ]; then
+		log "[$kernel] ok in ${elapsed}s"
+	else
+		log "[$kernel] $verdict: $detail (console: $rundir/console.log)"
+		tail -n 5 "$rundir/console.log" 2> /dev/null | tr -d '\r' | sed 's/^/  | /' >&2
+	fi
+	return "$rc"
+}
+
+cmd_shell() {
+	local kernel=$1 dry="" kdir tmp job accel
+	shift
+	if [ "${1:-}" = --dry-run ]; then dry=1; shift; fi
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$tmp'" EXIT
+	printf '%s\n' "$@" > "$tmp/job.conf"
+	job=$(parse_job "$tmp/job.conf") || exit "$EX_USAGE"
+	kdir=$(kernel_dir "$kernel")
+	need_rootfs
+	accel=$(pick_accel "$kdir/bzImage")
+	qemu_command shell "$kdir/bzImage" "$accel" "$(size_bytes "$(job_get "$job" memory)")" \
+		"$(job_get "$job" cpus)" "$tmp/disk.qcow2" "" "" "$(job_get "$job" cmdline)" > "$tmp/qemu.cmd"
+	if [ -n "$dry" ]; then
+		print_command < "$tmp/qemu.cmd"
+		return 0
+	fi
+	make_overlay "$tmp/disk.qcow2"
+	log "booting $kernel ($accel); root shell on this terminal; Ctrl-A x quits QEMU"
+	local -a argv
+	mapfile -t argv < "$tmp/qemu.cmd"
+	"${argv[@]}"
+}
+
+main() {
+	local cmd=${1:-}
+	[ $# -gt 0 ] && shift
+	case "$cmd" in
+	run)
+		case $# in 3 | 4) ;; *) usage_error "usage: $PROG run KERNEL JOB RUNDIR [--dry-run]" ;; esac
+		cmd_run "$@"
+		;;
+	shell)
+		[ $# -ge 1 ] || usage_error "usage: $PROG shell KERNEL [--dry-run] [key=value...]"
+		cmd_shell "$@"
+		;;
+	check-job)
+		[ $# -eq 1 ] || usage_error "usage: $PROG check-job JOB"
+		parse_job "$1" > /dev/null || exit "$EX_USAGE"
+		;;
+	accel)
+		[ $# -eq 1 ] || usage_error "usage: $PROG accel KERNEL"
+		pick_accel "$(kernel_dir "$1")/bzImage"
+		;;
+	"" | -h | --help | help) usage ;;
+	*) usage >&2; exit "$EX_USAGE" ;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Job files and the QEMU command line, checked on the host without booting:
+# bad input is refused with file, line and reason; missing kernels and images
+# name the make target that builds them; --dry-run prints the command.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+GUEST=$SUITE_ROOT/bench/guest.sh
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export KOUT=$tmp/kernels ROOTFS=$tmp/rootfs.ext4 BUILD_DIR=$tmp/build ACCEL=tcg
+export VARIANTS_LOCAL=$tmp/variants.local
+
+job() {
+	printf '%s\n' "$@" > "$tmp/job.conf"
+}
+
+job "# a comment" "" "memory = 1G" "cpus=2" "swap = 512M" "timeout = 60" \
+	"lru_gen = off" "command = uname -r > uname.txt"
+"$GUEST" check-job "$tmp/job.conf"
+ok $? "a good job file is accepted"
+
+job "memory = 1G" "colour = blue"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "an unknown key is refused"
+like "$out" "job.conf:2: unknown key 'colour' \(known: memory cpus" "with file, line and the known keys"
+
+job "cpus = 1" "" "memory=12Q"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "memory=12Q is refused"
+like "$out" "job.conf:3: memory: '12Q' is not a size" "with file, line and reason"
+
+job "lru_gen = maybe" "cpus = 0" "timeout = soon" "swap = -1G"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "bad values are refused"
+like "$out" "job.conf:1: lru_gen: 'maybe' is not on or off" "lru_gen must be on or off"
+like "$out" "job.conf:2: cpus: '0' is not a positive whole number" "cpus must be positive"
+like "$out" "job.conf:3: timeout: 'soon' is not a whole number of seconds" "timeout must be seconds"
+like "$out" "job.conf:4: swap: '-1G' is not a size" "swap must be a size"
+
+job "memory = 1G" "memory = 2G"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "a key given twice is refused"
+like "$out" "job.conf:2: 'memory' is given twice" "the second place is named"
+
+job "memory = 100T"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "a guest larger than this machine is refused"
+like "$out" "memory: 100T leaves this machine less than 1G" "the reason says so"
+
+job "just words"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "a line that is not key = value is refused"
+
+out=$("$GUEST" check-job "$tmp/missing.conf" 2>&1)
+is "$?" 2 "a missing job file is refused"
+
+# Missing kernel, missing image: say which make target builds them.
+job "memory = 1G"
+out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" 2>&1)
+is "$?" 1 "a kernel that is not built is refused"
+like "$out" "make kernel K=control" "naming the make target"
+out=$("$GUEST" run no-such-kernel "$tmp/job.conf" "$tmp/run" 2>&1)
+is "$?" 2 "an unknown kernel is a usage error"
+like "$out" "known variants: control" "listing the known ones"
+mkdir -p "$KOUT/control"
+: > "$KOUT/control/bzImage"
+out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" 2>&1)
+is "$?" 1 "a missing image is refused"
+like "$out" "make rootfs" "naming the make target"
+[ ! -e "$tmp/run" ]
+ok $? "nothing was created before the refusal"
+
+# The command line, printed.
+: > "$ROOTFS"
+job "memory = 1536M" "cpus = 2" "cmdline = loglevel=4"
+out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" --dry-run 2>&1)
+ok $? "--dry-run prints the QEMU command"
+like "$out" "^qemu-system-x86_64 " "it starts with QEMU"
+like "$out" "-accel tcg,thread=multi" "ACCEL=tcg gives multi-threaded TCG"
+like "$out" "-m 1536M -smp 2" "memory and CPUs come from the job"
+like "$out" "-kernel $KOUT/control/bzImage" "the kernel is the variant's bzImage"
+like "$out" "root=/dev/vda rw console=ttyS0 panic=-1 psi=1 systemd.unit=bench.target loglevel=4" \
+	"the kernel command line boots to the agent, panics do not reboot, extra words appended"
+like "$out" "-no-reboot" "QEMU exits instead of rebooting"
+like "$out" "-virtfs local,path=$tmp/run/guest,mount_tag=job" "the run directory's guest/ is the only share"
+[ ! -e "$tmp/run" ]
+ok $? "--dry-run creates nothing"
+
+mkdir -p "$tmp/run" && : > "$tmp/run/something"
+out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" 2>&1)
+is "$?" 2 "a run directory that is not empty is refused"
+
+out=$(ACCEL=warp "$GUEST" accel control 2>&1)
+is "$?" 2 "an unknown ACCEL is refused"
+
+out=$("$GUEST" shell control --dry-run memory=1G 2>&1)
+like "$out" "-serial mon:stdio" "the interactive shell has the console on the terminal"
+
+done_testing
