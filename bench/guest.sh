@@ -216,7 +216,7 @@ kvm_usable_device() {
 kvm_works() {
 	local bz=$1 key cache dir pid i ok=1
 	kvm_usable_device || return 1
-	key=$(sha256_of_string "$(sha256sum < "$bz")$(uname -r)$("$QEMU" --version | head -n 1)")
+	key=$(sha256_of_string "$(sha256sum < "$bz")$(uname -r)$("$QEMU" --version | sed -n '1,1p')")
 	cache=$BUILD_DIR/accel/$key
 	if [ -f "$cache" ]; then
 		[ "$(cat "$cache")" = kvm ]
@@ -340,7 +340,7 @@ write_meta() {
 		echo "  \"kernel_manifest\": $(cat "$kdir/manifest.json" 2> /dev/null || echo null),"
 		echo "  \"rootfs_hash\": $(json_str "$(cat "$(dirname "$ROOTFS")/rootfs.hash" 2> /dev/null || echo unknown)"),"
 		echo "  \"accelerator\": $(json_str "$accel"),"
-		echo "  \"qemu_version\": $(json_str "$("$QEMU" --version | head -n 1)"),"
+		echo "  \"qemu_version\": $(json_str "$("$QEMU" --version | sed -n '1,1p')"),"
 		echo "  \"qemu_command\": $(json_str "$(print_command < "$rundir/qemu.cmd")"),"
 		echo "  \"host\": $(json_str "$(uname -n) $(uname -r), $(nproc) CPUs"),"
 		echo "  \"job\": {"

@@ -78,7 +78,7 @@ variant_names() {
 # The "how" words of variant $1, or fail listing the known variants.
 variant_how() {
 	local line
-	line=$(variant_table | awk -F'\t' -v n="$1" '$1 == n' | head -n 2)
+	line=$(variant_table | awk -F'\t' -v n="$1" '$1 == n' | sed -n '1,2p')
 	if [ -z "$line" ]; then
 		echo "$PROG: unknown kernel variant '$1'; known variants:" \
 			"$(variant_names | tr '\n' ' ')" >&2
@@ -131,7 +131,10 @@ variant_patches() {
 		esac
 		[ "$n" -le "$total" ] ||
 			die "variant '$v': series=$n, but patches/series has $total patches"
-		series_patches "$PATCH_DIR/series" | head -n "$n"
+		# sed, not head: head's early exit would fail the pipe (pipefail).
+		if [ "$n" -gt 0 ]; then
+			series_patches "$PATCH_DIR/series" | sed -n "1,${n}p"
+		fi
 	elif dir=$(how_get "$how" patches); then
 		dir=$(abs_path "$dir")
 		[ -d "$dir" ] || die "variant '$v': patch directory '$dir' does not exist"
@@ -202,7 +205,7 @@ ensure_source() {
 	tmp=$(mktemp -d "$(dirname "$KSRC")/.unpack.XXXXXX")
 	log "unpacking $TARBALL"
 	run tar -xJf "$TARBALL" -C "$tmp" || { rm -rf "$tmp"; die "cannot unpack '$TARBALL'"; }
-	top=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -n 1)
+	top=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | sed -n '1,1p')
 	[ -f "$top/Makefile" ] || { rm -rf "$tmp"; die "'$TARBALL' holds no kernel tree"; }
 	mkdir -p "$top/.suite"
 	echo "$id" > "$top/.suite/unpacked"
@@ -381,7 +384,7 @@ lock_tree() {
 }
 
 gcc_id() {
-	gcc --version | head -n 1
+	gcc --version | sed -n 1p
 }
 
 # What a source variant's build depends on; equal hashes mean up to date.
