@@ -45,6 +45,7 @@ JOB_KEYS=(
 	"memory 2G size"      # guest RAM
 	"cpus 2 count"        # guest CPUs
 	"swap 1G size"        # swap file on the guest's ext4 disk (0: none)
+	"disk 8G size"        # the guest's disk; the image grows to it at boot
 	"timeout 300 seconds" # deadline for the whole boot, from QEMU start
 	"lru_gen off onoff"   # MGLRU (/sys/kernel/mm/lru_gen/enabled)
 	"zswap off onoff"     # zswap (/sys/module/zswap/parameters/enabled)
@@ -154,8 +155,14 @@ parse_job() {
 				"($((host_mem / 1024 / 1024))M in all)" >&2
 			errors=$((errors + 1))
 		fi
-		if [ "$swap" -gt $((6 * 1024 * 1024 * 1024)) ]; then
-			echo "$file: swap: ${val[swap]} is more than the guest disk holds (6G)" >&2
+		local disk
+		disk=$(size_bytes "${val[disk]:-8G}")
+		if [ "$disk" -lt $((8 * 1024 * 1024 * 1024)) ]; then
+			echo "$file: disk: ${val[disk]} is smaller than the image (8G)" >&2
+			errors=$((errors + 1))
+		elif [ "$swap" -gt $((disk - 2 * 1024 * 1024 * 1024)) ]; then
+			echo "$file: swap: ${val[swap]} does not fit on the guest's disk" \
+				"(${val[disk]:-8G}, 2G of it is the system); raise disk" >&2
 			errors=$((errors + 1))
 		fi
 	fi
@@ -180,6 +187,7 @@ shell_quote() {
 job_env() {
 	local job=$1 onoff
 	echo "JOB_SWAP_BYTES=$(size_bytes "$(job_get "$job" swap)")"
+	echo "JOB_DISK_BYTES=$(size_bytes "$(job_get "$job" disk)")"
 	onoff=$(job_get "$job" lru_gen)
 	echo "JOB_LRU_GEN=$([ "$onoff" = on ] && echo y || echo 0)"
 	onoff=$(job_get "$job" zswap)
@@ -302,9 +310,9 @@ print_command() {
 	printf '\n'
 }
 
-# A throw-away copy-on-write overlay of the image at $1.
+# A throw-away copy-on-write overlay of the image, $2 bytes large.
 make_overlay() {
-	run qemu-img create -q -f qcow2 -F raw -b "$(readlink -f "$ROOTFS")" "$1" > /dev/null ||
+	run qemu-img create -q -f qcow2 -F raw -b "$(readlink -f "$ROOTFS")" "$1" "$2" > /dev/null ||
 		die "cannot create the overlay '$1'"
 }
 
@@ -378,7 +386,7 @@ cmd_run() {
 	cp "$jobfile" "$rundir/job.conf"
 	job_env "$job" | write_atomic "$rundir/guest/job.env"
 	accel=$(pick_accel "$kdir/bzImage")
-	make_overlay "$rundir/disk.qcow2"
+	make_overlay "$rundir/disk.qcow2" "$(size_bytes "$(job_get "$job" disk)")"
 	qemu_command job "$kdir/bzImage" "$accel" "$mem" "$cpus" "$rundir/disk.qcow2" \
 		"$rundir/guest" "$rundir/console.log" "$(job_get "$job" cmdline)" > "$rundir/qemu.cmd"
 	log "[$kernel] booting ($accel, $(job_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
@@ -458,7 +466,7 @@ cmd_shell() {
 		print_command < "$tmp/qemu.cmd"
 		return 0
 	fi
-	make_overlay "$tmp/disk.qcow2"
+	make_overlay "$tmp/disk.qcow2" "$(size_bytes "$(job_get "$job" disk)")"
 	log "booting $kernel ($accel); root shell on this terminal; Ctrl-A x quits QEMU"
 	local -a argv
 	mapfile -t argv < "$tmp/qemu.cmd"

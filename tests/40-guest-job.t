@@ -49,6 +49,19 @@ out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
 is "$?" 2 "a guest larger than this machine is refused"
 like "$out" "memory: 100T leaves this machine less than 1G" "the reason says so"
 
+job "disk = 4G"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "a disk smaller than the image is refused"
+like "$out" "disk: 4G is smaller than the image" "the reason says so"
+
+job "swap = 7G"
+out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
+is "$?" 2 "swap that does not fit on the disk is refused"
+like "$out" "swap: 7G does not fit on the guest's disk \(8G" "the reason names the disk size"
+job "swap = 7G" "disk = 10G"
+"$GUEST" check-job "$tmp/job.conf" 2> /dev/null
+ok $? "with a larger disk it fits"
+
 job "just words"
 out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
 is "$?" 2 "a line that is not key = value is refused"

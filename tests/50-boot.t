@@ -26,13 +26,18 @@ json_field() {
 	jq -r ".$2" "$1" 2> /dev/null
 }
 
-cat > "$tmp/smoke.conf" <<'JOB'
-# Trivial job: the agent records the guest's facts; the command adds a file.
+# A path on the host that a guest must not be able to reach.
+escape=/tmp/bench-escape-$$-$RANDOM
+rm -f "$escape"
+cat > "$tmp/smoke.conf" <<JOB
+# Trivial job: the agent records the guest's facts; the command adds files,
+# and tries to write to the host through a symlink in the share.
 memory = 1G
 cpus = 2
 swap = 256M
+disk = 10G
 timeout = 180
-command = uname -r > uname.txt && cat /proc/swaps > swaps.txt
+command = uname -r > uname.txt && cat /proc/swaps > swaps.txt && ln -s $escape escape && echo escaped > escape
 JOB
 
 for k in "${KERNELS[@]}"; do
@@ -52,6 +57,11 @@ for k in "${KERNELS[@]}"; do
 	like "$(cat "$run/guest/out/swaps.txt" 2> /dev/null)" "^/swapfile[[:space:]]+file[[:space:]]+262140" "$k: 256M of swap is on"
 	like "$(json_field "$run/meta.json" accelerator)" "^(kvm|tcg)$" "$k: meta.json records the accelerator"
 	like "$(json_field "$run/meta.json" qemu_command)" "^qemu-system-x86_64 " "$k: meta.json records the QEMU command"
+	root_fs=$(json_field "$meta" root_fs_bytes)
+	[ "${root_fs:-0}" -gt $((9 * 1024 * 1024 * 1024)) ]
+	ok $? "$k: the root file system grew to the job's 10G disk ($root_fs bytes)"
+	[ ! -e "$escape" ]
+	ok $? "$k: the guest could not write outside its run directory"
 	[ -s "$run/console.log" ]
 	ok $? "$k: the serial console log is kept"
 	[ ! -e "$run/disk.qcow2" ]
