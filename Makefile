@@ -14,6 +14,17 @@ export V ACCEL
 
 KERNEL_SH := bench/kernel.sh
 
+# The C programs that run while measuring, and their unit tests.
+CC := gcc
+BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
+BIN := build/bin
+COMMON_SRCS := workloads/common.c bench/cgutil.c
+COMMON_HDRS := workloads/common.h bench/cgutil.h
+LOAD_SRCS := workloads/main.c workloads/region.c workloads/ws.c \
+	workloads/pressure.c workloads/ramp.c $(COMMON_SRCS)
+LOAD_HDRS := workloads/workloads.h workloads/region.h $(COMMON_HDRS)
+C_TESTS := $(BIN)/test_common $(BIN)/test_cgutil
+
 .PHONY: help
 help: ## list the targets (this text)
 	@echo "usage: make TARGET [VAR=value ...]"
@@ -58,13 +69,28 @@ add-kernel: ## register your kernel: NAME=x BZIMAGE=f CONFIG=c, or NAME=x PATCHE
 		$(DESCRIPTION)
 
 .PHONY: rootfs
-rootfs: deps ## build the guest image (Debian 12 + systemd + the agent)
+rootfs: deps ## build the guest image (Debian 12, systemd, the agent, the workloads)
 	@rootfs/build.sh
 
 .PHONY: run
 run: deps ## boot K=variant to a root shell; DRY_RUN=1 prints the QEMU command
 	@test -n "$(K)" || { echo "make run: say which kernel, e.g. K=control" >&2; exit 2; }
 	@bench/guest.sh shell $(K) $(if $(filter 1,$(DRY_RUN)),--dry-run) $(GUEST_OPTS)
+
+.PHONY: bin
+bin: $(BIN)/bench-load $(BIN)/bench-collect $(C_TESTS) ## build the workloads, the collector and their unit tests
+
+$(BIN)/bench-load: $(LOAD_SRCS) $(LOAD_HDRS)
+	@mkdir -p $(BIN)
+	$(if $(filter 1,$(V)),,@echo "  CC      $@";)$(CC) $(BENCH_CFLAGS) -o $@ $(LOAD_SRCS) -lm
+
+$(BIN)/bench-collect: bench/collector.c $(COMMON_SRCS) $(COMMON_HDRS)
+	@mkdir -p $(BIN)
+	$(if $(filter 1,$(V)),,@echo "  CC      $@";)$(CC) $(BENCH_CFLAGS) -o $@ bench/collector.c $(COMMON_SRCS) -lm
+
+$(BIN)/test_%: tests/c/test_%.c tests/c/tap.h $(COMMON_SRCS) $(COMMON_HDRS)
+	@mkdir -p $(BIN)
+	$(if $(filter 1,$(V)),,@echo "  CC      $@";)$(CC) $(BENCH_CFLAGS) -o $@ $< $(COMMON_SRCS) -lm
 
 .PHONY: test
 test: deps ## run every test (TAP, summarised by prove)

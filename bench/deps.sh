@@ -16,7 +16,7 @@ declare -A PKGS=(
 	# The guest: its image and QEMU.
 	[guest]="qemu-system-x86 qemu-utils mmdebstrap e2fsprogs"
 	# Running the tests.
-	[test]="perl shellcheck jq"
+	[test]="perl shellcheck jq valgrind"
 )
 
 groups=("$@")

@@ -33,7 +33,8 @@ recipe=1"
 # Everything that goes into the image on top of the base.
 image_hash() {
 	local files
-	files=$(cd "$SUITE_ROOT" && find rootfs/overlay bench/lib.sh -type f | LC_ALL=C sort)
+	files=$(cd "$SUITE_ROOT" && find rootfs/overlay bench/lib.sh build/bin/bench-load \
+		build/bin/bench-collect -type f | LC_ALL=C sort)
 	sha256_of_string "base=$(base_hash)
 size=$IMAGE_SIZE
 files=$(cd "$SUITE_ROOT" && for f in $files; do
@@ -71,6 +72,9 @@ customise() {
 	local root=$1 unit
 	cp -a "$ROOTFS_SRC/overlay/." "$root/"
 	install -D -m 644 "$SUITE_ROOT/bench/lib.sh" "$root/usr/local/lib/bench/lib.sh"
+	# The workloads and the collector, built for this same Debian release.
+	install -m 755 "$SUITE_ROOT/build/bin/bench-load" \
+		"$SUITE_ROOT/build/bin/bench-collect" "$root/usr/local/bin/"
 	# Root logs in without a password on the serial console (make run).
 	sed -i 's/^root:[^:]*:/root::/' "$root/etc/shadow"
 	# Timers and services that would wake up in the middle of a measurement,
@@ -113,6 +117,10 @@ main() {
 	[ $# -eq 0 ] || usage_error "usage: $PROG [--check]"
 	[ "$(id -u)" = 0 ] || die "building the image needs root (mmdebstrap, file ownership)"
 	mkdir -p "$OUTDIR"
+	# The guest binaries go into the image; build them first if needed.
+	run env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s -C "$SUITE_ROOT" \
+		build/bin/bench-load build/bin/bench-collect > /dev/null ||
+		die "building the guest binaries failed; run: make bin"
 	exec 8> "$OUTDIR/.lock"
 	flock 8
 	build_base

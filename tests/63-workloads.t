@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# The workloads (bench-load): argument checking, short real runs of each
+# (under valgrind), clean stops on SIGTERM, rate limiting, and no temporary
+# files left behind.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+make -s -C "$SUITE_ROOT" build/bin/bench-load > /dev/null || { echo "Bail out! build failed"; exit 1; }
+LOAD=$SUITE_ROOT/build/bin/bench-load
+VG=(valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=all)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir "$tmp/dir"
+
+# refused CODE PATTERN ARGS...: the workload exits with CODE and says PATTERN.
+refused() {
+	local code=$1 pattern=$2 out
+	shift 2
+	out=$("$LOAD" "$@" 2>&1)
+	is "$?" "$code" "bench-load $* exits $code"
+	like "$out" "$pattern" "bench-load $*: says '$pattern'"
+}
+
+refused 2 "usage: bench-load WORKLOAD"
+refused 2 "unknown workload 'dance'" dance
+refused 2 "ws: --size: '12Q' is not a size" ws --size 12Q
+refused 2 "ws: --size is required" ws
+refused 2 "ws: --pattern: 'zigzag' is not seq, random or hotcold" ws --size 1M --pattern zigzag
+refused 2 "ws: --backing: 'disk' is not anon, file or mix" ws --size 1M --backing disk
+refused 2 "ws: --file needs --backing file or mix" ws --size 1M --file /tmp/x
+refused 2 "ws: --hot: '2' is not a fraction" ws --size 1M --pattern hotcold --hot 2
+refused 2 "ws: unexpected argument 'extra'" ws --size 1M extra
+refused 2 "pressure: say --stream SIZE, --anon SIZE, or both" pressure
+refused 2 "pressure: --stream: '1Q' is not a size" pressure --stream 1Q
+refused 2 "pressure: --rate: 'fast' is not a number" pressure --anon 1M --rate fast
+refused 2 "ramp: --step SIZE is required" ramp
+refused 2 "ramp: --max is smaller than --start" ramp --step 1M --start 4M --max 2M
+refused 2 "ramp: --interval must be more than 0" ramp --step 1M --interval 0
+refused 1 "ws: cannot create a file in '/nonexistent'" ws --size 1M --backing file --dir /nonexistent -t 0.1
+head -c 4096 /dev/zero > "$tmp/small"
+refused 1 "holds 4096 bytes, fewer than the" ws --size 1M --backing file --file "$tmp/small" -t 0.1
+
+# field LINE KEY: the value of KEY=value in a summary line.
+field() {
+	printf '%s\n' "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
+
+out=$("${VG[@]}" "$LOAD" ws --size 8M --duration 0.5 --interval 0.2 2> "$tmp/err")
+ok $? "ws: an anonymous working set runs for 0.5 s under valgrind"
+like "$out" "^ws: seconds=[0-9.]+ pages=2048 pages_touched=[0-9]+ pages_per_sec=[0-9]+ majflt=[0-9]+ minflt=[0-9]+$" \
+	"ws: prints its summary: touch rate and faults"
+like "$(cat "$tmp/err")" "ws: t=0\.[0-9]s [0-9]+ pages/s majflt" "ws: prints progress lines on stderr"
+
+out=$("${VG[@]}" "$LOAD" ws --size 4M --backing file --dir "$tmp/dir" --pattern random -t 0.5 -i 0 2>&1)
+ok $? "ws: a file-backed working set (sparse temporary file) runs"
+is "$(ls -A "$tmp/dir")" "" "ws: its temporary file is gone"
+
+out=$("${VG[@]}" "$LOAD" ws --size 4M --backing mix --file "$tmp/dir/named" --pattern hotcold -t 0.5 -i 0 2>&1)
+ok $? "ws: a mixed working set with a named new file runs"
+[ ! -e "$tmp/dir/named" ]
+ok $? "ws: the file it created is removed at exit"
+
+truncate -s 8M "$tmp/existing"
+"$LOAD" ws --size 4M --backing file --file "$tmp/existing" -t 0.2 -i 0 > /dev/null 2>&1
+ok $? "ws: reads an existing file"
+[ -e "$tmp/existing" ]
+ok $? "ws: and leaves it in place"
+
+out=$("$LOAD" ws --size 16M --rate 20000 --duration 1 -i 0 2>&1)
+touched=$(field "$out" pages_touched)
+[ "${touched:-0}" -ge 15000 ] && [ "${touched:-0}" -le 25000 ]
+ok $? "ws: --rate 20000 holds it to about 20000 page touches in 1 s ($touched)"
+
+"$LOAD" ws --size 8M --backing file --dir "$tmp/dir" -i 0 > "$tmp/ws.out" 2>&1 &
+pid=$!
+sleep 0.5
+kill -TERM "$pid"
+wait "$pid"
+is "$?" 0 "ws: SIGTERM stops it cleanly (exit 0)"
+like "$(cat "$tmp/ws.out")" "^ws: seconds=" "ws: and it still prints its summary"
+is "$(ls -A "$tmp/dir")" "" "ws: and leaves no file behind"
+
+out=$("${VG[@]}" "$LOAD" pressure --stream 8M --anon 4M --dir "$tmp/dir" -t 0.5 -i 0 2>&1)
+ok $? "pressure: re-reading a file and touching anonymous memory runs"
+[ "$(field "$out" stream_passes)" -ge 1 ]
+ok $? "pressure: it made at least one pass over the file"
+is "$(ls -A "$tmp/dir")" "" "pressure: its temporary file is gone"
+out=$("$LOAD" pressure --anon 8M --rate 16 -t 1 -i 0 2>&1)
+bytes=$(field "$out" anon_bytes_touched)
+[ "${bytes:-0}" -ge $((12 * 1024 * 1024)) ] && [ "${bytes:-0}" -le $((20 * 1024 * 1024)) ]
+ok $? "pressure: --rate 16 holds it to about 16 MiB in 1 s ($bytes bytes)"
+
+out=$("${VG[@]}" "$LOAD" ramp --start 1M --step 1M --interval 0.1 --max 4M -t 1 \
+	--report "$tmp/ramp.report" 2> /dev/null)
+ok $? "ramp: grows to its maximum and stops at the deadline"
+like "$out" "^ramp: seconds=[0-9.]+ held_bytes=4194304 steps=3 state=at-max$" "ramp: reports how far it got"
+like "$(cat "$tmp/ramp.report")" "held_bytes=4194304 steps=3 state=at-max" "ramp: the report file says the same"
+"$LOAD" ramp --step 1M --interval 0.1 --report "$tmp/ramp2.report" > /dev/null 2>&1 &
+pid=$!
+sleep 0.55
+kill -KILL "$pid"
+wait "$pid" 2> /dev/null
+like "$(cat "$tmp/ramp2.report")" "held_bytes=[1-9][0-9]* steps=[1-9][0-9]* state=running" \
+	"ramp: after SIGKILL (as by the OOM killer) the report says how far it got"
+
+done_testing

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "common.h"
+#include "../bench/cgutil.h"
+
+const char *prog_name = "bench";
+volatile sig_atomic_t stop_requested;
+
+void err_msg(int errnum, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog_name);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	if (errnum)
+		fprintf(stderr, ": %s", strerror(errnum));
+	fputc('\n', stderr);
+}
+
+static void on_stop(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+int install_stop_handlers(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+		return -errno;
+	return 0;
+}
+
+int parse_double(const char *s, double *v)
+{
+	char *end;
+	double d;
+
+	if (!s || !*s || strspn(s, "0123456789.") != strlen(s))
+		return -EINVAL;
+	errno = 0;
+	d = strtod(s, &end);
+	if (errno || end == s || *end || !isfinite(d) || d < 0)
+		return -EINVAL;
+	*v = d;
+	return 0;
+}
+
+int parse_size(const char *s, unsigned long long ram_bytes,
+	       unsigned long long *bytes)
+{
+	char num[64];
+	size_t len;
+	double d, mult = 1;
+	char last;
+
+	if (!s || !*s)
+		return -EINVAL;
+	len = strlen(s);
+	if (len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, len + 1);
+	last = num[len - 1];
+	switch (last) {
+	case 'K':
+		mult = 1024.0;
+		break;
+	case 'M':
+		mult = 1024.0 * 1024;
+		break;
+	case 'G':
+		mult = 1024.0 * 1024 * 1024;
+		break;
+	case 'T':
+		mult = 1024.0 * 1024 * 1024 * 1024;
+		break;
+	case '%':
+		if (!ram_bytes)
+			return -EINVAL;
+		mult = ram_bytes / 100.0;
+		break;
+	default:
+		last = 0;
+	}
+	if (last)
+		num[len - 1] = '\0';
+	if (parse_double(num, &d))
+		return -EINVAL;
+	if (last == '%' && d > 100)
+		return -EINVAL;
+	d *= mult;
+	if (d >= 18446744073709551615.0)
+		return -EINVAL;
+	*bytes = (unsigned long long)d;
+	return 0;
+}
+
+int parse_size_ram(const char *s, unsigned long long *bytes)
+{
+	unsigned long long ram = 0;
+
+	if (strchr(s, '%') && proc_meminfo_total(NULL, &ram))
+		return -EINVAL;
+	return parse_size(s, ram, bytes);
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	/* A signal ends the sleep early: the caller checks stop_requested. */
+	if (!stop_requested)
+		nanosleep(&ts, NULL);
+}
+
+void rate_init(struct rate_limit *r, double per_sec)
+{
+	r->per_sec = per_sec;
+	r->start_ns = now_ns();
+	r->done = 0;
+}
+
+void rate_wait(struct rate_limit *r, uint64_t n)
+{
+	uint64_t due, now;
+
+	r->done += n;
+	if (r->per_sec <= 0)
+		return;
+	due = r->start_ns + (uint64_t)(r->done / r->per_sec * NSEC_PER_SEC);
+	now = now_ns();
+	if (due > now)
+		sleep_ns(due - now);
+}
+
+void ticker_init(struct ticker *t, double interval_s)
+{
+	t->interval_ns = (uint64_t)(interval_s * NSEC_PER_SEC);
+	t->next_ns = now_ns() + t->interval_ns;
+}
+
+bool ticker_due(struct ticker *t)
+{
+	uint64_t now = now_ns();
+
+	if (now < t->next_ns)
+		return false;
+	t->next_ns += t->interval_ns;
+	if (t->next_ns < now)
+		t->next_ns = now + t->interval_ns;
+	return true;
+}
+
+void fault_counts(unsigned long long *majflt, unsigned long long *minflt)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	*majflt = ru.ru_majflt;
+	*minflt = ru.ru_minflt;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the workloads and the collector: size parsing, monotonic
+ * time, rate limiting, clean stop on SIGTERM/SIGINT, error messages.
+ */
+#ifndef BENCH_COMMON_H
+#define BENCH_COMMON_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* Exit codes, as in kselftest. */
+#define EXIT_OK		0
+#define EXIT_FAIL	1
+#define EXIT_USAGE	2
+#define EXIT_SKIP	4
+
+#define NSEC_PER_SEC	1000000000ULL
+
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
+extern const char *prog_name;
+extern volatile sig_atomic_t stop_requested;
+
+/* "prog: message" on stderr; with errnum != 0, ": strerror(errnum)" too. */
+void err_msg(int errnum, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* SIGTERM and SIGINT set stop_requested instead of killing the process. */
+int install_stop_handlers(void);
+
+/*
+ * Parse a size: bytes ("4096"), with a binary suffix ("512K", "512M",
+ * "1.5G", "2T"), or a percentage of ram_bytes ("40%"). Returns 0 or -EINVAL.
+ */
+int parse_size(const char *s, unsigned long long ram_bytes,
+	       unsigned long long *bytes);
+/* parse_size() with the percentage taken of this machine's MemTotal. */
+int parse_size_ram(const char *s, unsigned long long *bytes);
+/* A non-negative decimal number ("0.5", "10"). Returns 0 or -EINVAL. */
+int parse_double(const char *s, double *v);
+
+uint64_t now_ns(void);
+/* Sleep for ns nanoseconds, or until a stop is requested. */
+void sleep_ns(uint64_t ns);
+
+/* Keep an operation count at or below per_sec per second (0: no limit). */
+struct rate_limit {
+	double per_sec;
+	uint64_t start_ns;
+	uint64_t done;
+};
+void rate_init(struct rate_limit *r, double per_sec);
+/* Account n more operations, sleeping first if they would exceed the rate. */
+void rate_wait(struct rate_limit *r, uint64_t n);
+
+/* True once every interval_ns; the first time one interval after init. */
+struct ticker {
+	uint64_t next_ns;
+	uint64_t interval_ns;
+};
+void ticker_init(struct ticker *t, double interval_s);
+bool ticker_due(struct ticker *t);
+
+/* Major and minor page faults of this process so far. */
+void fault_counts(unsigned long long *majflt, unsigned long long *minflt);
+
+#endif

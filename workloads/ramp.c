@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * ramp: hold anonymous memory that grows by a step every interval and is
+ * re-dirtied each interval (like stress --vm-keep), until told to stop, until
+ * a maximum, or until the kernel kills it. Seed 009's second test: does
+ * proportional protection cause premature OOMs?
+ *
+ * How far it got is written after every step to --report (atomically), so it
+ * is known even when the OOM killer ends the process.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "common.h"
+
+struct ramp_opts {
+	unsigned long long start, step, max;
+	double interval;
+	double duration;
+	const char *report;
+	bool retouch;
+};
+
+struct chunk {
+	char *mem;
+	size_t bytes;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: bench-load ramp --step SIZE [options]\n"
+		"      --start SIZE       hold SIZE from the start (default 0)\n"
+		"  -s, --step SIZE        grow by SIZE every interval\n"
+		"  -i, --interval SEC     seconds between steps (default 1)\n"
+		"  -m, --max SIZE         stop growing at SIZE (default: no limit)\n"
+		"  -t, --duration SEC     stop after SEC seconds (default: at SIGTERM/SIGINT)\n"
+		"  -o, --report FILE      rewrite FILE with how far it got after every step\n"
+		"      --no-retouch       do not re-dirty held memory each interval\n"
+		"SIZE: bytes, 512M, 1.5G, or 40%% of RAM.\n");
+}
+
+static int size_opt(const char *name, const char *s, unsigned long long *v)
+{
+	if (parse_size_ram(s, v)) {
+		err_msg(0, "--%s: '%s' is not a size (e.g. 64M, 1G, 10%%)", name, s);
+		return -1;
+	}
+	return 0;
+}
+
+static int parse(int argc, char **argv, struct ramp_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "start", required_argument, NULL, 'S' },
+		{ "step", required_argument, NULL, 's' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "max", required_argument, NULL, 'm' },
+		{ "duration", required_argument, NULL, 't' },
+		{ "report", required_argument, NULL, 'o' },
+		{ "no-retouch", no_argument, NULL, 'N' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "s:i:m:t:o:h", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'S':
+			if (size_opt("start", optarg, &o->start))
+				return -1;
+			break;
+		case 's':
+			if (size_opt("step", optarg, &o->step))
+				return -1;
+			break;
+		case 'm':
+			if (size_opt("max", optarg, &o->max))
+				return -1;
+			break;
+		case 'i':
+		case 't':
+			if (parse_double(optarg, opt == 'i' ? &o->interval : &o->duration)) {
+				err_msg(0, "--%s: '%s' is not a number of seconds",
+					opt == 'i' ? "interval" : "duration", optarg);
+				return -1;
+			}
+			break;
+		case 'o':
+			o->report = optarg;
+			break;
+		case 'N':
+			o->retouch = false;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(EXIT_OK);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		err_msg(0, "unexpected argument '%s'", argv[optind]);
+		return -1;
+	}
+	if (!o->step) {
+		err_msg(0, "--step SIZE is required and must not be 0");
+		usage(stderr);
+		return -1;
+	}
+	if (o->interval <= 0) {
+		err_msg(0, "--interval must be more than 0 seconds");
+		return -1;
+	}
+	if (o->max && o->max < o->start) {
+		err_msg(0, "--max is smaller than --start");
+		return -1;
+	}
+	return 0;
+}
+
+static void touch(char *mem, size_t bytes, size_t page)
+{
+	for (size_t off = 0; off < bytes; off += page)
+		mem[off]++;
+}
+
+static int write_report(const char *path, double secs, unsigned long long held,
+			unsigned long nsteps, const char *state)
+{
+	char tmp[4096];
+	FILE *f;
+
+	if (!path)
+		return 0;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	fprintf(f, "seconds=%.2f held_bytes=%llu steps=%lu state=%s\n",
+		secs, held, nsteps, state);
+	if (fclose(f) || rename(tmp, path))
+		return -errno;
+	return 0;
+}
+
+int ramp_main(int argc, char **argv)
+{
+	struct ramp_opts o = { .interval = 1, .retouch = true };
+	struct chunk *chunks = NULL;
+	size_t nchunks = 0, page = sysconf(_SC_PAGESIZE);
+	unsigned long long held = 0, want;
+	unsigned long nsteps = 0;
+	const char *state = "stopped";
+	uint64_t start, end = 0, next;
+	int ret = EXIT_OK, err;
+	double secs;
+
+	if (parse(argc, argv, &o))
+		return EXIT_USAGE;
+	start = next = now_ns();
+	if (o.duration > 0)
+		end = start + (uint64_t)(o.duration * NSEC_PER_SEC);
+	want = o.start;
+	while (!stop_requested) {
+		if (want > held) {
+			size_t bytes = want - held;
+			struct chunk *c = realloc(chunks, (nchunks + 1) * sizeof(*c));
+
+			if (!c) {
+				err_msg(ENOMEM, "cannot grow the chunk list");
+				state = "failed";
+				ret = EXIT_FAIL;
+				break;
+			}
+			chunks = c;
+			c[nchunks].mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (c[nchunks].mem == MAP_FAILED) {
+				err_msg(errno, "cannot grow beyond %llu bytes", held);
+				state = "failed";
+				ret = EXIT_FAIL;
+				break;
+			}
+			c[nchunks].bytes = bytes;
+			touch(c[nchunks].mem, bytes, page);
+			nchunks++;
+			held = want;
+		} else if (o.retouch) {
+			for (size_t i = 0; i < nchunks; i++)
+				touch(chunks[i].mem, chunks[i].bytes, page);
+		}
+		secs = (double)(now_ns() - start) / NSEC_PER_SEC;
+		err = write_report(o.report, secs, held, nsteps, "running");
+		if (err) {
+			err_msg(-err, "cannot write the report '%s'", o.report);
+			ret = EXIT_FAIL;
+			break;
+		}
+		fprintf(stderr, "ramp: t=%.1fs held %llu MiB after %lu steps\n",
+			secs, held >> 20, nsteps);
+		if (end && now_ns() >= end)
+			break;
+		next += (uint64_t)(o.interval * NSEC_PER_SEC);
+		if (next > now_ns())
+			sleep_ns(next - now_ns());
+		if (!o.max || want + o.step <= o.max) {
+			want += o.step;
+			nsteps++;
+		} else if (want < o.max) {
+			want = o.max;
+			nsteps++;
+		} else {
+			state = "at-max";
+		}
+	}
+	if (ret == EXIT_OK && !strcmp(state, "stopped") && o.max && held >= o.max)
+		state = "at-max";
+	secs = (double)(now_ns() - start) / NSEC_PER_SEC;
+	write_report(o.report, secs, held, nsteps, state);
+	printf("ramp: seconds=%.2f held_bytes=%llu steps=%lu state=%s\n",
+	       secs, held, nsteps, state);
+	for (size_t i = 0; i < nchunks; i++)
+		munmap(chunks[i].mem, chunks[i].bytes);
+	free(chunks);
+	return ret;
+}
