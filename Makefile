@@ -32,19 +32,38 @@ help: ## list the targets (this text)
 	@grep -hE '^[a-z][a-z-]*:.*## ' $(MAKEFILE_LIST) | \
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo
-	@echo "variables: KERNELS=\"a b\" (make kernels), K=name (make kernel," \
-		"make run), ACCEL=auto|kvm|tcg, V=1 (show commands)"
+	@echo "variables: KERNELS=\"a b\", SCENARIOS=\"s t\", PROFILE=quick|full," \
+		"REPEAT=n, RUN=id (make bench); K=name (make kernel, make run);" \
+		"ACCEL=auto|kvm|tcg; V=1 (show commands)"
 
 .PHONY: deps
 deps: ## install the Debian packages the suite needs (as root)
 	@bench/deps.sh
 
+BENCH_KERNELS ?= $(if $(KERNELS),$(KERNELS),control patched)
+SCENARIOS ?= low-steps
+PROFILE ?= full
+REPEAT ?=
+RUN ?= $(shell date +%Y%m%d-%H%M%S)
+
 .PHONY: bench
-bench: deps ## the main job (so far: build every kernel variant; see README)
-	@$(KERNEL_SH) build $(KERNELS)
-	@echo "make bench: kernels built. Booting them and running the scenarios" \
-		"is not implemented yet (see README.md, 'What works so far')." >&2
-	@exit 1
+bench: deps ## the main job: build, boot, run SCENARIOS on KERNELS, print the table
+	@$(KERNEL_SH) build $(BENCH_KERNELS)
+	@rootfs/build.sh > /dev/null
+	@bench/bench.sh run $(RUN) --kernels "$(BENCH_KERNELS)" --scenarios "$(SCENARIOS)" \
+		--profile $(PROFILE) $(if $(REPEAT),--repeat $(REPEAT))
+
+.PHONY: bench-one
+bench-one: deps ## one job of a run: RUN=id K=kernel S=scenario R=repeat [PROFILE=quick]
+	@test -n "$(K)" -a -n "$(S)" -a -n "$(R)" -a -n "$(RUN)" || { echo "make bench-one:" \
+		"say RUN=, K=, S= and R=" >&2; exit 2; }
+	@$(KERNEL_SH) build $(K)
+	@rootfs/build.sh > /dev/null
+	@bench/bench.sh one $(RUN) $(K) $(S) $(R) --profile $(PROFILE)
+
+.PHONY: table
+table: ## print the per-step table of a run: make table RUN=results/<id>
+	@bench/bench.sh table $(RUN)
 
 .PHONY: kernels
 kernels: deps ## build kernel variants: all, or KERNELS="control patched"

@@ -24,9 +24,10 @@ usage() {
 	cat <<EOF
 usage: $PROG COMMAND [ARGS]
 
-  run KERNEL JOB RUNDIR [--dry-run]
+  run KERNEL JOB RUNDIR [--dry-run] [--with FILE]...
                     boot KERNEL, run the job file JOB, leave everything in
-                    RUNDIR (which must not exist, or be empty)
+                    RUNDIR (which must not exist, or be empty); each --with
+                    FILE is copied into the guest's share (/mnt/job)
   shell KERNEL [--dry-run] [key=value...]
                     boot KERNEL to a root shell on this terminal
   check-job JOB     validate a job file without booting anything
@@ -39,8 +40,9 @@ EOF
 }
 
 # ---------------------------------------------------------------------------
-# Job files: "key = value" lines, '#' comments. Every key is in this table:
-# key, default, type. The types are checked by check_value.
+# Job files: "key = value" lines (lib.sh's parse_kv). Every key is in this
+# table: key, default, type.
+# shellcheck disable=SC2034 # parse_kv reads it by name
 JOB_KEYS=(
 	"memory 2G size"      # guest RAM
 	"cpus 2 count"        # guest CPUs
@@ -53,146 +55,50 @@ JOB_KEYS=(
 	"cmdline - string"    # extra kernel command line words
 )
 
-job_key_names() {
-	local row
-	for row in "${JOB_KEYS[@]}"; do printf '%s ' "${row%% *}"; done
-}
-
-job_key_row() {
-	local row
-	for row in "${JOB_KEYS[@]}"; do
-		[ "${row%% *}" = "$1" ] && { printf '%s\n' "$row"; return 0; }
-	done
-	return 1
-}
-
-# Bytes in SIZE ("512M", "2G", "1.5G", "4096"), or fail.
-size_bytes() {
-	local s=$1 num unit mult
-	[[ "$s" =~ ^([0-9]+(\.[0-9]+)?)([KMGT]?)$ ]] || return 1
-	num=${BASH_REMATCH[1]}
-	unit=${BASH_REMATCH[3]}
-	case "$unit" in
-	"") mult=1 ;;
-	K) mult=1024 ;;
-	M) mult=$((1024 * 1024)) ;;
-	G) mult=$((1024 * 1024 * 1024)) ;;
-	T) mult=$((1024 * 1024 * 1024 * 1024)) ;;
-	esac
-	awk -v n="$num" -v m="$mult" 'BEGIN { printf "%.0f\n", n * m }'
-}
-
-# Check VALUE against TYPE; print the reason and fail if it does not fit.
-check_value() {
-	local type=$1 value=$2 bytes
-	case "$type" in
-	size)
-		bytes=$(size_bytes "$value") ||
-			{ echo "'$value' is not a size (e.g. 512M, 2G, 1.5G)"; return 1; }
-		;;
-	count)
-		[[ "$value" =~ ^[1-9][0-9]*$ ]] ||
-			{ echo "'$value' is not a positive whole number"; return 1; }
-		;;
-	seconds)
-		[[ "$value" =~ ^[1-9][0-9]*$ ]] ||
-			{ echo "'$value' is not a whole number of seconds"; return 1; }
-		;;
-	onoff)
-		case "$value" in on | off) ;; *) echo "'$value' is not on or off"; return 1 ;; esac
-		;;
-	string) ;;
-	esac
-	: "${bytes:=}"
-}
-
-# Parse and validate job file $1. Prints "key<TAB>value" for every key
-# (defaults filled in); on any error prints FILE:LINE: reason and fails.
+# Parse and validate job file $1 (lib.sh's parse_kv with the table above,
+# then the checks that need several values). Prints "key<TAB>value" for every
+# key; on any error prints FILE:LINE: reason and fails.
 parse_job() {
-	local file=$1 n=0 line key value row reason errors=0 seen=" " k
-	declare -A val
-	[ -f "$file" ] || { echo "$PROG: job file '$file' not found" >&2; return 2; }
-	while IFS= read -r line || [ -n "$line" ]; do
-		n=$((n + 1))
-		case "$line" in "" | "#"* | *[![:space:]]*) ;; esac
-		[[ "$line" =~ ^[[:space:]]*(#.*)?$ ]] && continue
-		if ! [[ "$line" =~ ^[[:space:]]*([a-z_]+)[[:space:]]*=[[:space:]]*(.*[^[:space:]])?[[:space:]]*$ ]]; then
-			echo "$file:$n: not a 'key = value' line: $line" >&2
-			errors=$((errors + 1))
-			continue
-		fi
-		key=${BASH_REMATCH[1]}
-		value=${BASH_REMATCH[2]}
-		if ! row=$(job_key_row "$key"); then
-			echo "$file:$n: unknown key '$key' (known: $(job_key_names))" >&2
-			errors=$((errors + 1))
-			continue
-		fi
-		if [[ "$seen" == *" $key "* ]]; then
-			echo "$file:$n: '$key' is given twice" >&2
-			errors=$((errors + 1))
-			continue
-		fi
-		seen="$seen$key "
-		if ! reason=$(check_value "${row##* }" "$value"); then
-			echo "$file:$n: $key: $reason" >&2
-			errors=$((errors + 1))
-			continue
-		fi
-		val[$key]=$value
-	done < "$file"
-	# Values that only make sense together.
-	if [ "$errors" = 0 ]; then
-		local mem swap host_mem
-		mem=$(size_bytes "${val[memory]:-2G}")
-		swap=$(size_bytes "${val[swap]:-1G}")
-		host_mem=$(awk '/^MemTotal:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
-		if [ "$mem" -lt $((256 * 1024 * 1024)) ]; then
-			echo "$file: memory: at least 256M is needed to boot systemd" >&2
-			errors=$((errors + 1))
-		elif [ "$mem" -gt $((host_mem - 1024 * 1024 * 1024)) ]; then
-			echo "$file: memory: ${val[memory]} leaves this machine less than 1G" \
-				"($((host_mem / 1024 / 1024))M in all)" >&2
-			errors=$((errors + 1))
-		fi
-		local disk
-		disk=$(size_bytes "${val[disk]:-8G}")
-		if [ "$disk" -lt $((8 * 1024 * 1024 * 1024)) ]; then
-			echo "$file: disk: ${val[disk]} is smaller than the image (8G)" >&2
-			errors=$((errors + 1))
-		elif [ "$swap" -gt $((disk - 2 * 1024 * 1024 * 1024)) ]; then
-			echo "$file: swap: ${val[swap]} does not fit on the guest's disk" \
-				"(${val[disk]:-8G}, 2G of it is the system); raise disk" >&2
-			errors=$((errors + 1))
-		fi
+	local file=$1 job errors=0 mem swap disk host_mem
+	job=$(parse_kv "$file" JOB_KEYS) || return
+	mem=$(size_bytes "$(kv_get "$job" memory)")
+	swap=$(size_bytes "$(kv_get "$job" swap)")
+	disk=$(size_bytes "$(kv_get "$job" disk)")
+	host_mem=$(awk '/^MemTotal:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
+	if [ "$mem" -lt $((256 * 1024 * 1024)) ]; then
+		echo "$file: memory: at least 256M is needed to boot systemd" >&2
+		errors=$((errors + 1))
+	elif [ "$mem" -gt $((host_mem - 1024 * 1024 * 1024)) ]; then
+		echo "$file: memory: $(kv_get "$job" memory) leaves this machine less than 1G" \
+			"($((host_mem / 1024 / 1024))M in all)" >&2
+		errors=$((errors + 1))
 	fi
-	[ "$errors" = 0 ] || return 2
-	for row in "${JOB_KEYS[@]}"; do
-		read -r k value _ <<< "$row"
-		[ "$value" = - ] && value=""
-		printf '%s\t%s\n' "$k" "${val[$k]-$value}"
-	done
-}
-
-# Value of KEY in parsed job $1 (the output of parse_job).
-job_get() {
-	printf '%s\n' "$1" | awk -F'\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }'
-}
-
-shell_quote() {
-	printf "'%s'" "${1//\'/\'\\\'\'}"
+	if [ "$disk" -lt $((8 * 1024 * 1024 * 1024)) ]; then
+		echo "$file: disk: $(kv_get "$job" disk) is smaller than the image (8G)" >&2
+		errors=$((errors + 1))
+	elif [ "$swap" -gt $((disk - 2 * 1024 * 1024 * 1024)) ]; then
+		echo "$file: swap: $(kv_get "$job" swap) does not fit on the guest's disk" \
+			"($(kv_get "$job" disk), 2G of it is the system); raise disk" >&2
+		errors=$((errors + 1))
+	fi
+	if [ "$(kv_get "$job" timeout)" -lt 10 ]; then
+		echo "$file: timeout: $(kv_get "$job" timeout)s is too short to boot" >&2
+		errors=$((errors + 1))
+	fi
+	[ "$errors" = 0 ] || return "$EX_USAGE"
+	printf '%s\n' "$job"
 }
 
 # The job as shell assignments for the agent (values already validated).
 job_env() {
 	local job=$1 onoff
-	echo "JOB_SWAP_BYTES=$(size_bytes "$(job_get "$job" swap)")"
-	echo "JOB_DISK_BYTES=$(size_bytes "$(job_get "$job" disk)")"
-	onoff=$(job_get "$job" lru_gen)
+	echo "JOB_SWAP_BYTES=$(size_bytes "$(kv_get "$job" swap)")"
+	echo "JOB_DISK_BYTES=$(size_bytes "$(kv_get "$job" disk)")"
+	onoff=$(kv_get "$job" lru_gen)
 	echo "JOB_LRU_GEN=$([ "$onoff" = on ] && echo y || echo 0)"
-	onoff=$(job_get "$job" zswap)
+	onoff=$(kv_get "$job" zswap)
 	echo "JOB_ZSWAP=$([ "$onoff" = on ] && echo Y || echo N)"
-	echo "JOB_COMMAND=$(shell_quote "$(job_get "$job" command)")"
+	echo "JOB_COMMAND=$(shell_quote "$(kv_get "$job" command)")"
 }
 
 # ---------------------------------------------------------------------------
@@ -364,18 +270,34 @@ write_meta() {
 }
 
 cmd_run() {
-	local kernel=$1 jobfile=$2 rundir=$3 dry=${4:-} job kdir accel mem cpus timeout
-	local start pid agent=null elapsed verdict detail status rc
+	local kernel=$1 jobfile=$2 rundir=$3 dry="" job kdir accel mem cpus timeout
+	local start pid agent=null elapsed verdict detail status rc f progress="" p
+	local -a with=()
+	shift 3
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--dry-run) dry=$1 ;;
+		--with)
+			if [ $# -lt 2 ] || [ ! -f "$2" ]; then
+				usage_error "--with needs an existing file"
+			fi
+			with+=("$2")
+			shift
+			;;
+		*) usage_error "unknown option '$1'" ;;
+		esac
+		shift
+	done
 	job=$(parse_job "$jobfile") || exit "$EX_USAGE"
 	kdir=$(kernel_dir "$kernel")
 	need_rootfs
-	mem=$(size_bytes "$(job_get "$job" memory)")
-	cpus=$(job_get "$job" cpus)
-	timeout=$(job_get "$job" timeout)
+	mem=$(size_bytes "$(kv_get "$job" memory)")
+	cpus=$(kv_get "$job" cpus)
+	timeout=$(kv_get "$job" timeout)
 	if [ "$dry" = --dry-run ]; then
 		qemu_command job "$kdir/bzImage" "$(pick_accel "$kdir/bzImage")" "$mem" "$cpus" \
 			"$rundir/disk.qcow2" "$rundir/guest" "$rundir/console.log" \
-			"$(job_get "$job" cmdline)" | print_command
+			"$(kv_get "$job" cmdline)" | print_command
 		return 0
 	fi
 	if [ -e "$rundir" ] && [ -n "$(ls -A "$rundir")" ]; then
@@ -385,11 +307,14 @@ cmd_run() {
 	rundir=$(cd "$rundir" && pwd)
 	cp "$jobfile" "$rundir/job.conf"
 	job_env "$job" | write_atomic "$rundir/guest/job.env"
+	for f in "${with[@]}"; do
+		cp "$f" "$rundir/guest/"
+	done
 	accel=$(pick_accel "$kdir/bzImage")
-	make_overlay "$rundir/disk.qcow2" "$(size_bytes "$(job_get "$job" disk)")"
+	make_overlay "$rundir/disk.qcow2" "$(size_bytes "$(kv_get "$job" disk)")"
 	qemu_command job "$kdir/bzImage" "$accel" "$mem" "$cpus" "$rundir/disk.qcow2" \
-		"$rundir/guest" "$rundir/console.log" "$(job_get "$job" cmdline)" > "$rundir/qemu.cmd"
-	log "[$kernel] booting ($accel, $(job_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
+		"$rundir/guest" "$rundir/console.log" "$(kv_get "$job" cmdline)" > "$rundir/qemu.cmd"
+	log "[$kernel] booting ($accel, $(kv_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
 
 	local -a argv
 	mapfile -t argv < "$rundir/qemu.cmd"
@@ -398,6 +323,12 @@ cmd_run() {
 	pid=$!
 	verdict=""
 	while kill -0 "$pid" 2> /dev/null; do
+		# The job may report its progress in out/progress; show each change.
+		p=$(cat "$rundir/guest/out/progress" 2> /dev/null || true)
+		if [ -n "$p" ] && [ "$p" != "$progress" ]; then
+			progress=$p
+			log "[$kernel${LOG_TAG:+ $LOG_TAG}] $p ($(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%d", (n - s) / 1000 }')s)"
+		fi
 		if [ "$agent" = null ] && [ -f "$rundir/guest/agent-started" ]; then
 			agent=$(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%.2f", (n - s) / 1000 }')
 			log "[$kernel] agent started ${agent}s after QEMU"
@@ -460,13 +391,13 @@ cmd_shell() {
 	kdir=$(kernel_dir "$kernel")
 	need_rootfs
 	accel=$(pick_accel "$kdir/bzImage")
-	qemu_command shell "$kdir/bzImage" "$accel" "$(size_bytes "$(job_get "$job" memory)")" \
-		"$(job_get "$job" cpus)" "$tmp/disk.qcow2" "" "" "$(job_get "$job" cmdline)" > "$tmp/qemu.cmd"
+	qemu_command shell "$kdir/bzImage" "$accel" "$(size_bytes "$(kv_get "$job" memory)")" \
+		"$(kv_get "$job" cpus)" "$tmp/disk.qcow2" "" "" "$(kv_get "$job" cmdline)" > "$tmp/qemu.cmd"
 	if [ -n "$dry" ]; then
 		print_command < "$tmp/qemu.cmd"
 		return 0
 	fi
-	make_overlay "$tmp/disk.qcow2" "$(size_bytes "$(job_get "$job" disk)")"
+	make_overlay "$tmp/disk.qcow2" "$(size_bytes "$(kv_get "$job" disk)")"
 	log "booting $kernel ($accel); root shell on this terminal; Ctrl-A x quits QEMU"
 	local -a argv
 	mapfile -t argv < "$tmp/qemu.cmd"
@@ -478,7 +409,7 @@ main() {
 	[ $# -gt 0 ] && shift
 	case "$cmd" in
 	run)
-		case $# in 3 | 4) ;; *) usage_error "usage: $PROG run KERNEL JOB RUNDIR [--dry-run]" ;; esac
+		[ $# -ge 3 ] || usage_error "usage: $PROG run KERNEL JOB RUNDIR [--dry-run] [--with FILE]..."
 		cmd_run "$@"
 		;;
 	shell)

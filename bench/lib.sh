@@ -62,3 +62,111 @@ write_atomic() {
 	local file=$1
 	cat > "$file.tmp.$$" && mv -f "$file.tmp.$$" "$file"
 }
+
+shell_quote() {
+	printf "'%s'" "${1//\'/\'\\\'\'}"
+}
+
+# ---------------------------------------------------------------------------
+# key = value files (jobs, scenarios): '#' comments, one "key = value" a line.
+# A table names every key with its default ("-" for empty) and type:
+#   "memory 2G size"   size, count, seconds, onoff, string, knob, steps
+
+# Bytes in SIZE ("512M", "2G", "1.5G", "4096"), or fail.
+size_bytes() {
+	local s=$1 num unit mult
+	[[ "$s" =~ ^([0-9]+(\.[0-9]+)?)([KMGT]?)$ ]] || return 1
+	num=${BASH_REMATCH[1]}
+	unit=${BASH_REMATCH[3]}
+	case "$unit" in
+	"") mult=1 ;;
+	K) mult=1024 ;;
+	M) mult=$((1024 * 1024)) ;;
+	G) mult=$((1024 * 1024 * 1024)) ;;
+	T) mult=$((1024 * 1024 * 1024 * 1024)) ;;
+	esac
+	awk -v n="$num" -v m="$mult" 'BEGIN { printf "%.0f\n", n * m }'
+}
+
+# Check VALUE against TYPE; print the reason and fail if it does not fit.
+check_value() {
+	local type=$1 value=$2 word
+	case "$type" in
+	size)
+		size_bytes "$value" > /dev/null ||
+			{ echo "'$value' is not a size (e.g. 512M, 2G, 1.5G)"; return 1; }
+		;;
+	count)
+		[[ "$value" =~ ^[1-9][0-9]*$ ]] ||
+			{ echo "'$value' is not a positive whole number"; return 1; }
+		;;
+	seconds)
+		[[ "$value" =~ ^[0-9]+$ ]] ||
+			{ echo "'$value' is not a whole number of seconds"; return 1; }
+		;;
+	onoff)
+		case "$value" in on | off) ;; *) echo "'$value' is not on or off"; return 1 ;; esac
+		;;
+	knob)
+		case "$value" in low | min) ;; *) echo "'$value' is not low or min"; return 1 ;; esac
+		;;
+	steps)
+		[ -n "$value" ] || { echo "no steps given"; return 1; }
+		for word in $value; do
+			[[ "$word" =~ ^[0-9]+(\.[0-9]+)?%$ ]] || size_bytes "$word" > /dev/null ||
+				{ echo "step '$word' is neither a size (800M) nor a percentage (90%)"; return 1; }
+		done
+		;;
+	string) ;;
+	esac
+}
+
+# Parse key = value file $1 against the table named $2. Prints
+# "key<TAB>value" for every key of the table (defaults filled in); on any
+# error prints FILE:LINE: reason for each and fails with status 2.
+parse_kv() {
+	local file=$1 n=0 line key value row reason errors=0 seen=" " k names=""
+	local -n table=$2
+	declare -A val type
+	[ -f "$file" ] || { echo "$PROG: '$file' not found" >&2; return 2; }
+	for row in "${table[@]}"; do
+		read -r k value reason <<< "$row"
+		type[$k]=$reason
+		names="$names$k "
+	done
+	while IFS= read -r line || [ -n "$line" ]; do
+		n=$((n + 1))
+		[[ "$line" =~ ^[[:space:]]*(#.*)?$ ]] && continue
+		if ! [[ "$line" =~ ^[[:space:]]*([a-z_.]+)[[:space:]]*=[[:space:]]*(.*[^[:space:]])?[[:space:]]*$ ]]; then
+			echo "$file:$n: not a 'key = value' line: $line" >&2
+			errors=$((errors + 1))
+			continue
+		fi
+		key=${BASH_REMATCH[1]}
+		value=${BASH_REMATCH[2]}
+		if [ -z "${type[$key]+x}" ]; then
+			echo "$file:$n: unknown key '$key' (known: $names)" >&2
+			errors=$((errors + 1))
+		elif [[ "$seen" == *" $key "* ]]; then
+			echo "$file:$n: '$key' is given twice" >&2
+			errors=$((errors + 1))
+		elif ! reason=$(check_value "${type[$key]}" "$value"); then
+			echo "$file:$n: $key: $reason" >&2
+			errors=$((errors + 1))
+		else
+			seen="$seen$key "
+			val[$key]=$value
+		fi
+	done < "$file"
+	[ "$errors" = 0 ] || return 2
+	for row in "${table[@]}"; do
+		read -r k value _ <<< "$row"
+		[ "$value" = - ] && value=""
+		printf '%s\t%s\n' "$k" "${val[$k]-$value}"
+	done
+}
+
+# Value of KEY $2 in parsed key = value text $1 (the output of parse_kv).
+kv_get() {
+	printf '%s\n' "$1" | awk -F'\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }'
+}
