@@ -47,12 +47,8 @@ def window_rates(samples_path, key="pgscan", source="memory.stat"):
 
 
 def fmt_size(b):
-    b = float(b)
-    for unit in ("", "K", "M", "G"):
-        if b < 1024 or unit == "G":
-            return f"{b:.0f}{unit}" if unit == "" else f"{b:.0f}{unit}"
-        b /= 1024
-    return str(b)
+    """Bytes as MiB, the unit the scenarios use."""
+    return f"{float(b) / 2**20:.0f}M"
 
 
 def main(argv):
@@ -65,6 +61,16 @@ def main(argv):
         print(f"table.py: '{run}' is not a run directory", file=sys.stderr)
         return 2
     failed = []
+    # (scenario, kernel, repeat) -> status, as bench.sh recorded it.
+    manifest = {}
+    try:
+        with open(os.path.join(run, "manifest.tsv")) as f:
+            for line in f:
+                fields = line.rstrip("\n").split("\t")
+                if len(fields) >= 4:
+                    manifest[tuple(fields[:3])] = fields[3]
+    except FileNotFoundError:
+        pass
     for scenario in sorted(d for d in os.listdir(run) if os.path.isdir(os.path.join(run, d)) and not d.startswith(".")):
         sdir = os.path.join(run, scenario)
         kernels = sorted(os.listdir(sdir))
@@ -78,7 +84,8 @@ def main(argv):
                 steps_tsv = os.path.join(out, "steps.tsv")
                 samples = os.path.join(out, "samples.csv")
                 if not (os.path.exists(steps_tsv) and os.path.exists(samples)):
-                    failed.append(f"{scenario}/{k}/{rep}: no steps.tsv or samples.csv (job failed or incomplete)")
+                    status = manifest.get((scenario, k, rep.lstrip("r")), "not run yet")
+                    failed.append(f"{scenario}/{k}/{rep}: no results ({status})")
                     continue
                 rates = window_rates(samples)
                 for st in read_steps(steps_tsv):
@@ -113,7 +120,8 @@ def main(argv):
                 else:
                     line += f" {'-':>22} |"
             for k in others:
-                if k in means and means.get(base):
+                # A percentage of (almost) nothing says nothing.
+                if k in means and means.get(base, 0) >= 1:
                     line += f" {100 * means[k] / means[base]:>19.0f}% |"
                 else:
                     line += f" {'n/a':>20} |"

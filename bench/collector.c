@@ -232,10 +232,8 @@ static int parse_args(int argc, char **argv, struct options *o)
 	while ((opt = getopt_long(argc, argv, "i:n:o:s:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
-			if (parse_double(optarg, &o->interval)) {
-				err_msg(0, "--interval: '%s' is not a number of seconds", optarg);
+			if (opt_seconds("--interval", optarg, &o->interval))
 				return -EINVAL;
-			}
 			break;
 		case 'n':
 			if (parse_double(optarg, &d) || d < 1 || d != (long)d) {

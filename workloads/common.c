@@ -118,6 +118,35 @@ int parse_size_ram(const char *s, unsigned long long *bytes)
 	return parse_size(s, ram, bytes);
 }
 
+int opt_size(const char *opt, const char *s, unsigned long long *v)
+{
+	if (!parse_size_ram(s, v))
+		return 0;
+	err_msg(0, "%s: '%s' is not a size (e.g. 512M, 1.5G, 40%%)", opt, s);
+	return -EINVAL;
+}
+
+int opt_number(const char *opt, const char *s, const char *unit, double *v)
+{
+	if (!parse_double(s, v))
+		return 0;
+	err_msg(0, "%s: '%s' is not a number of %s", opt, s, unit);
+	return -EINVAL;
+}
+
+int opt_seconds(const char *opt, const char *s, double *v)
+{
+	return opt_number(opt, s, "seconds", v);
+}
+
+int opt_fraction(const char *opt, const char *s, double *v)
+{
+	if (!parse_double(s, v) && *v <= 1)
+		return 0;
+	err_msg(0, "%s: '%s' is not a fraction between 0 and 1", opt, s);
+	return -EINVAL;
+}
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

@@ -41,6 +41,16 @@ int parse_size_ram(const char *s, unsigned long long *bytes);
 /* A non-negative decimal number ("0.5", "10"). Returns 0 or -EINVAL. */
 int parse_double(const char *s, double *v);
 
+/*
+ * Option values: on a bad value these print "OPT: 'VALUE' is not ..." and
+ * return -EINVAL.
+ */
+int opt_size(const char *opt, const char *s, unsigned long long *v);
+int opt_seconds(const char *opt, const char *s, double *v);
+int opt_fraction(const char *opt, const char *s, double *v);
+/* A non-negative number of UNIT ("pages per second"). */
+int opt_number(const char *opt, const char *s, const char *unit, double *v);
+
 uint64_t now_ns(void);
 /* Sleep for ns nanoseconds, or until a stop is requested. */
 void sleep_ns(uint64_t ns);

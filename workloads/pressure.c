@@ -58,12 +58,12 @@ static int parse(int argc, char **argv, struct pressure_opts *o)
 	while ((opt = getopt_long(argc, argv, "f:d:r:t:i:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
-		case 'A':
-			if (parse_size_ram(optarg, opt == 'S' ? &o->stream : &o->anon)) {
-				err_msg(0, "--%s: '%s' is not a size (e.g. 512M, 1.5G, 40%%)",
-					opt == 'S' ? "stream" : "anon", optarg);
+			if (opt_size("--stream", optarg, &o->stream))
 				return -1;
-			}
+			break;
+		case 'A':
+			if (opt_size("--anon", optarg, &o->anon))
+				return -1;
 			break;
 		case 'f':
 			o->file = optarg;
@@ -72,18 +72,16 @@ static int parse(int argc, char **argv, struct pressure_opts *o)
 			o->dir = optarg;
 			break;
 		case 'r':
-			if (parse_double(optarg, &o->rate_mb)) {
-				err_msg(0, "--rate: '%s' is not a number of MB per second", optarg);
+			if (opt_number("--rate", optarg, "MB per second", &o->rate_mb))
 				return -1;
-			}
 			break;
 		case 't':
-		case 'i':
-			if (parse_double(optarg, opt == 't' ? &o->duration : &o->interval)) {
-				err_msg(0, "--%s: '%s' is not a number of seconds",
-					opt == 't' ? "duration" : "interval", optarg);
+			if (opt_seconds("--duration", optarg, &o->duration))
 				return -1;
-			}
+			break;
+		case 'i':
+			if (opt_seconds("--interval", optarg, &o->interval))
+				return -1;
 			break;
 		case 'h':
 			usage(stdout);

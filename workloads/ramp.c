@@ -45,15 +45,6 @@ static void usage(FILE *f)
 		"SIZE: bytes, 512M, 1.5G, or 40%% of RAM.\n");
 }
 
-static int size_opt(const char *name, const char *s, unsigned long long *v)
-{
-	if (parse_size_ram(s, v)) {
-		err_msg(0, "--%s: '%s' is not a size (e.g. 64M, 1G, 10%%)", name, s);
-		return -1;
-	}
-	return 0;
-}
-
 static int parse(int argc, char **argv, struct ramp_opts *o)
 {
 	static const struct option longopts[] = {
@@ -72,24 +63,24 @@ static int parse(int argc, char **argv, struct ramp_opts *o)
 	while ((opt = getopt_long(argc, argv, "s:i:m:t:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
-			if (size_opt("start", optarg, &o->start))
+			if (opt_size("--start", optarg, &o->start))
 				return -1;
 			break;
 		case 's':
-			if (size_opt("step", optarg, &o->step))
+			if (opt_size("--step", optarg, &o->step))
 				return -1;
 			break;
 		case 'm':
-			if (size_opt("max", optarg, &o->max))
+			if (opt_size("--max", optarg, &o->max))
 				return -1;
 			break;
 		case 'i':
-		case 't':
-			if (parse_double(optarg, opt == 'i' ? &o->interval : &o->duration)) {
-				err_msg(0, "--%s: '%s' is not a number of seconds",
-					opt == 'i' ? "interval" : "duration", optarg);
+			if (opt_seconds("--interval", optarg, &o->interval))
 				return -1;
-			}
+			break;
+		case 't':
+			if (opt_seconds("--duration", optarg, &o->duration))
+				return -1;
 			break;
 		case 'o':
 			o->report = optarg;

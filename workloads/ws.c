@@ -46,24 +46,6 @@ static void usage(FILE *f)
 		"  -i, --interval SEC     progress line on stderr every SEC seconds (default 5, 0: none)\n");
 }
 
-static int fraction(const char *opt, const char *s, double *v)
-{
-	if (parse_double(s, v) || *v > 1) {
-		err_msg(0, "%s: '%s' is not a fraction between 0 and 1", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
-static int seconds(const char *opt, const char *s, double *v)
-{
-	if (parse_double(s, v)) {
-		err_msg(0, "%s: '%s' is not a number of seconds", opt, s);
-		return -1;
-	}
-	return 0;
-}
-
 static int parse(int argc, char **argv, struct ws_opts *o)
 {
 	static const struct option longopts[] = {
@@ -86,10 +68,8 @@ static int parse(int argc, char **argv, struct ws_opts *o)
 	while ((opt = getopt_long(argc, argv, "s:b:f:d:p:r:t:i:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 's':
-			if (parse_size_ram(optarg, &o->size) || !o->size) {
-				err_msg(0, "--size: '%s' is not a size (e.g. 512M, 1.5G, 40%%)", optarg);
+			if (opt_size("--size", optarg, &o->size))
 				return -1;
-			}
 			break;
 		case 'b':
 			if (strcmp(optarg, "anon") && strcmp(optarg, "file") && strcmp(optarg, "mix")) {
@@ -99,7 +79,7 @@ static int parse(int argc, char **argv, struct ws_opts *o)
 			o->backing = optarg;
 			break;
 		case 'A':
-			if (fraction("--anon-share", optarg, &o->anon_share))
+			if (opt_fraction("--anon-share", optarg, &o->anon_share))
 				return -1;
 			break;
 		case 'f':
@@ -121,25 +101,23 @@ static int parse(int argc, char **argv, struct ws_opts *o)
 			}
 			break;
 		case 'H':
-			if (fraction("--hot", optarg, &o->hot))
+			if (opt_fraction("--hot", optarg, &o->hot))
 				return -1;
 			break;
 		case 'S':
-			if (fraction("--hot-share", optarg, &o->hot_share))
+			if (opt_fraction("--hot-share", optarg, &o->hot_share))
 				return -1;
 			break;
 		case 'r':
-			if (parse_double(optarg, &o->rate)) {
-				err_msg(0, "--rate: '%s' is not a number of pages per second", optarg);
+			if (opt_number("--rate", optarg, "pages per second", &o->rate))
 				return -1;
-			}
 			break;
 		case 't':
-			if (seconds("--duration", optarg, &o->duration))
+			if (opt_seconds("--duration", optarg, &o->duration))
 				return -1;
 			break;
 		case 'i':
-			if (seconds("--interval", optarg, &o->interval))
+			if (opt_seconds("--interval", optarg, &o->interval))
 				return -1;
 			break;
 		case 'h':
