@@ -389,8 +389,7 @@ gcc_id() {
 
 # What a source variant's build depends on; equal hashes mean up to date.
 source_inputs_hash() {
-	local v=$1 series_hash
-	series_hash=$2
+	local series_hash=$1
 	sha256_of_string "recipe=$BUILD_RECIPE
 tarball=$(tarball_id)
 series=$series_hash
@@ -480,7 +479,7 @@ build_source_variant() {
 	else
 		series_hash=$(sha256_of_string "")
 	fi
-	hash=$(source_inputs_hash "$v" "$series_hash")
+	hash=$(source_inputs_hash "$series_hash")
 	if is_up_to_date "$v" "$hash"; then
 		log "[$v] up to date: $KOUT/$v"
 		return 0
