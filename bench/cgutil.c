@@ -56,6 +56,11 @@ ssize_t cg_read(const char *root, const char *cgroup, const char *file,
 	return read_path(path, buf, size);
 }
 
+ssize_t file_read(const char *path, char *buf, size_t size)
+{
+	return read_path(path, buf, size);
+}
+
 ssize_t proc_read(const char *proc_root, const char *file,
 		  char *buf, size_t size)
 {

@@ -22,6 +22,8 @@ ssize_t cg_read(const char *root, const char *cgroup, const char *file,
 /* The same for proc_root/file; proc_root NULL means /proc. */
 ssize_t proc_read(const char *proc_root, const char *file,
 		  char *buf, size_t size);
+/* The same for any path (a workload's --stats file). */
+ssize_t file_read(const char *path, char *buf, size_t size);
 
 /*
  * Called for every key and value; returning non-zero stops the walk and is

@@ -34,6 +34,7 @@
 
 #define SCHEMA_VERSION	1
 #define STEP_MAX	64
+#define APPS_MAX	8
 
 enum kind { KV, SINGLE, PSI };
 
@@ -62,7 +63,15 @@ static const struct source global_sources[] = {
 	{ "pressure/memory", "pressure.memory", PSI },
 };
 
+/* A workload's --stats file, sampled as source "app", cgroup column NAME. */
+struct app {
+	const char *name;
+	const char *path;
+};
+
 struct options {
+	struct app apps[APPS_MAX];
+	int napps;
 	double interval;
 	long count;
 	const char *out;
@@ -144,6 +153,24 @@ static void sample_source(struct row_ctx *c, const struct options *o,
 		write_status(c, src->name, 0, bad);
 }
 
+/* Read an app's "key value" stats file and write its rows. */
+static void sample_app(struct row_ctx *c, const struct app *app)
+{
+	ssize_t n;
+	int bad;
+
+	c->cgroup = app->name;
+	c->source = "app";
+	n = file_read(app->path, buf, sizeof(buf));
+	if (n < 0) {
+		write_status(c, "app", n, 0);
+		return;
+	}
+	bad = kv_foreach(buf, write_row, c);
+	if (bad)
+		write_status(c, "app", 0, bad);
+}
+
 /* The current step label: the step file's first line, made CSV-safe. */
 static void read_step(const char *path, char *step)
 {
@@ -193,6 +220,8 @@ static void sample(FILE *f, const struct options *o, char **cgroups,
 	c.cgroup = "-";
 	for (i = 0; i < ARRAY_SIZE(global_sources); i++)
 		sample_source(&c, o, &global_sources[i], true);
+	for (g = 0; g < o->napps; g++)
+		sample_app(&c, &o->apps[g]);
 	fflush(f);
 }
 
@@ -207,6 +236,8 @@ static void usage(FILE *f)
 		"                         SIGTERM or SIGINT)\n"
 		"  -o, --out FILE         write to FILE (default: standard output)\n"
 		"  -s, --step-file FILE   label samples with FILE's first line\n"
+		"  -a, --app NAME=FILE    also sample FILE (\"key value\" lines, a workload's\n"
+		"                         --stats) as source \"app\", cgroup column NAME\n"
 		"      --cgroup-root DIR  cgroup2 mount (default %s)\n"
 		"      --proc-root DIR    procfs (default %s)\n"
 		"  -q, --quiet            no cost report on exit\n",
@@ -220,16 +251,18 @@ static int parse_args(int argc, char **argv, struct options *o)
 		{ "count", required_argument, NULL, 'n' },
 		{ "out", required_argument, NULL, 'o' },
 		{ "step-file", required_argument, NULL, 's' },
+		{ "app", required_argument, NULL, 'a' },
 		{ "cgroup-root", required_argument, NULL, 'C' },
 		{ "proc-root", required_argument, NULL, 'P' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
+	char *eq, *bad;
 	double d;
 	int opt, i;
 
-	while ((opt = getopt_long(argc, argv, "i:n:o:s:qh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "i:n:o:s:a:qh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			if (opt_seconds("--interval", optarg, &o->interval))
@@ -247,6 +280,22 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 's':
 			o->step_file = optarg;
+			break;
+		case 'a':
+			eq = strchr(optarg, '=');
+			bad = strpbrk(optarg, ",\n\"");
+			if (!eq || eq == optarg || !eq[1] || (bad && bad < eq)) {
+				err_msg(0, "--app: '%s' is not NAME=FILE (NAME without commas or quotes)",
+					optarg);
+				return -EINVAL;
+			}
+			if (o->napps == APPS_MAX) {
+				err_msg(0, "--app: at most %d", APPS_MAX);
+				return -EINVAL;
+			}
+			*eq = '\0';
+			o->apps[o->napps].name = optarg;
+			o->apps[o->napps++].path = eq + 1;
 			break;
 		case 'C':
 			o->cgroup_root = optarg;

@@ -36,7 +36,7 @@ refused 2 "pressure: --stream: '1Q' is not a size" pressure --stream 1Q
 refused 2 "pressure: --rate: 'fast' is not a number" pressure --anon 1M --rate fast
 refused 2 "ramp: --step SIZE is required" ramp
 refused 2 "ramp: --max is smaller than --start" ramp --step 1M --start 4M --max 2M
-refused 2 "ramp: --interval must be more than 0" ramp --step 1M --interval 0
+refused 2 "ramp: --every must be more than 0" ramp --step 1M --every 0
 refused 1 "ws: cannot create a file in '/nonexistent'" ws --size 1M --backing file --dir /nonexistent -t 0.1
 head -c 4096 /dev/zero > "$tmp/small"
 refused 1 "holds 4096 bytes, fewer than the" ws --size 1M --backing file --file "$tmp/small" -t 0.1
@@ -91,12 +91,30 @@ bytes=$(field "$out" anon_bytes_touched)
 [ "${bytes:-0}" -ge $((12 * 1024 * 1024)) ] && [ "${bytes:-0}" -le $((20 * 1024 * 1024)) ]
 ok $? "pressure: --rate 16 holds it to about 16 MiB in 1 s ($bytes bytes)"
 
-out=$("${VG[@]}" "$LOAD" ramp --start 1M --step 1M --interval 0.1 --max 4M -t 1 \
+out=$("${VG[@]}" "$LOAD" ramp --start 1M --step 1M --every 0.1 --max 4M -t 1 \
 	--report "$tmp/ramp.report" 2> /dev/null)
 ok $? "ramp: grows to its maximum and stops at the deadline"
 like "$out" "^ramp: seconds=[0-9.]+ held_bytes=4194304 steps=3 state=at-max$" "ramp: reports how far it got"
 like "$(cat "$tmp/ramp.report")" "held_bytes=4194304 steps=3 state=at-max" "ramp: the report file says the same"
-"$LOAD" ramp --step 1M --interval 0.1 --report "$tmp/ramp2.report" > /dev/null 2>&1 &
+err=$("$LOAD" ramp --step 1M --every 0.05 --interval 0.2 -t 0.7 2>&1 > /dev/null)
+like "$err" "^ramp: t=0\.[0-9]s held [0-9]+ MiB after [0-9]+ steps" "ramp: progress lines every --interval, apart from the steps"
+is "$(printf '%s\n' "$err" | grep -c '^ramp: t=')" 3 "ramp: three progress lines in 0.7 s at 0.2 s"
+
+# --stats: counters for the collector, rewritten atomically.
+"${VG[@]}" "$LOAD" ws --size 4M -t 0.8 -i 0 --stats "$tmp/ws.stats" > /dev/null 2>&1
+ok $? "ws --stats runs clean under valgrind"
+like "$(cat "$tmp/ws.stats")" "^pages_touched [1-9][0-9]*$" "ws: the stats file counts the pages touched"
+like "$(cat "$tmp/ws.stats")" "^majflt [0-9]+$" "ws: and the major faults"
+"$LOAD" pressure --stream 4M --dir "$tmp" -t 0.8 -i 0 --stats "$tmp/p.stats" > /dev/null 2>&1
+like "$(cat "$tmp/p.stats")" "^bytes [1-9][0-9]*$" "pressure: the stats file counts the bytes"
+"$LOAD" ramp --step 1M --every 0.1 -t 0.5 -i 0 --stats "$tmp/r.stats" > /dev/null 2>&1
+like "$(cat "$tmp/r.stats")" "^held_bytes [1-9][0-9]*$" "ramp: the stats file says what it holds"
+ls "$tmp"/*.tmp > /dev/null 2>&1
+is "$?" 2 "no temporary stats files are left"
+out=$("$LOAD" ws --size 4M -t 1 -i 0 --stats /nonexistent/ws.stats 2>&1)
+is "$?" 1 "a stats file that cannot be written fails the workload"
+like "$out" "cannot write the stats file '/nonexistent/ws.stats'" "naming it"
+"$LOAD" ramp --step 1M --every 0.1 --report "$tmp/ramp2.report" > /dev/null 2>&1 &
 pid=$!
 sleep 0.55
 kill -KILL "$pid"

@@ -82,6 +82,22 @@ last_ws=$(awk -F, '$3 == "workload.slice" && $4 == "memory.current" { t = $1 } E
 last_gone=$(awk -F, '$3 == "system.slice" && $4 == "_status" { t = $1 } END { print t }' "$tmp/b.csv")
 is "$last_ws" "$last_gone" "and the other cgroup is still sampled to the end"
 
+# A workload's --stats file, sampled as source "app"; one that is not there
+# (the workload has not started, or is gone) is recorded as missing.
+printf 'pages_touched 100\nmajflt 3\nnot a counter line\n' > "$tmp/ws.stats"
+"${VG[@]}" "$COLLECT" "${ROOTS[@]}" --count 2 --interval 0.05 --out "$tmp/app.csv" \
+	--app "workload=$tmp/ws.stats" --app "peer=$tmp/none.stats" workload.slice 2> /dev/null
+ok $? "a run with two --app files, under valgrind"
+is "$(rows "$tmp/app.csv" workload app pages_touched | tr '\n' ' ')" "100 100 " "the app's counters are rows of source app, in every sample"
+is "$(rows "$tmp/app.csv" workload app majflt | sed -n 1p)" 3 "every counter of it"
+is "$(rows "$tmp/app.csv" workload _status app | sed -n 1p)" "malformed:1" "a line that is not a counter is counted as malformed"
+is "$(rows "$tmp/app.csv" peer _status app | sed -n 1p)" missing "a stats file that does not exist is missing"
+out=$("$COLLECT" --app "=x" x.slice 2>&1)
+is "$?" 2 "an --app without a name is refused"
+like "$out" "--app: '=x' is not NAME=FILE" "and says so"
+out=$("$COLLECT" --app "a,b=x" x.slice 2>&1)
+is "$?" 2 "an --app name with a comma is refused"
+
 # Bad arguments.
 out=$("$COLLECT" "${ROOTS[@]}" 2>&1)
 is "$?" 2 "no cgroup is a usage error"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common.h"
 #include "../bench/cgutil.h"
@@ -212,4 +213,27 @@ void fault_counts(unsigned long long *majflt, unsigned long long *minflt)
 	getrusage(RUSAGE_SELF, &ru);
 	*majflt = ru.ru_majflt;
 	*minflt = ru.ru_minflt;
+}
+
+int stats_write(const char *path, const char *const *keys,
+		const unsigned long long *vals, size_t n)
+{
+	char tmp[4096];
+	FILE *f;
+	size_t i;
+	int err;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	f = fopen(tmp, "we");
+	if (!f)
+		return -errno;
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s %llu\n", keys[i], vals[i]);
+	if (fclose(f) || rename(tmp, path)) {
+		err = errno;
+		unlink(tmp);
+		return -err;
+	}
+	return 0;
 }

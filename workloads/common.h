@@ -8,6 +8,7 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* Exit codes, as in kselftest. */
@@ -72,6 +73,18 @@ struct ticker {
 };
 void ticker_init(struct ticker *t, double interval_s);
 bool ticker_due(struct ticker *t);
+
+/*
+ * Rewrite path with "key value" lines (the format of memory.stat, which the
+ * collector's --app samples), atomically: path.tmp, then rename. Returns 0
+ * or -errno.
+ */
+int stats_write(const char *path, const char *const *keys,
+		const unsigned long long *vals, size_t n);
+
+/* Interval of the --stats files the workloads write, and its option. */
+#define STATS_INTERVAL_S	0.5
+#define OPT_STATS		1000
 
 /* Major and minor page faults of this process so far. */
 void fault_counts(unsigned long long *majflt, unsigned long long *minflt);

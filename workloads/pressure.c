@@ -23,6 +23,7 @@ struct pressure_opts {
 	double rate_mb;
 	double duration;
 	double interval;
+	const char *stats;
 };
 
 static void usage(FILE *f)
@@ -37,7 +38,9 @@ static void usage(FILE *f)
 		"  -r, --rate MB          at most MB megabytes (MiB) per second in all\n"
 		"  -t, --duration SEC     stop after SEC seconds (default: at SIGTERM/SIGINT)\n"
 		"  -i, --interval SEC     progress line every SEC seconds (default 5, 0: none)\n"
-		"SIZE: bytes, 512M, 1.5G, or 40%% of RAM. At least one of --stream, --anon.\n");
+		"      --stats FILE       rewrite FILE every %gs with bytes, passes, majflt\n"
+		"SIZE: bytes, 512M, 1.5G, or 40%% of RAM. At least one of --stream, --anon.\n",
+		STATS_INTERVAL_S);
 }
 
 static int parse(int argc, char **argv, struct pressure_opts *o)
@@ -50,6 +53,7 @@ static int parse(int argc, char **argv, struct pressure_opts *o)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -70,6 +74,9 @@ static int parse(int argc, char **argv, struct pressure_opts *o)
 			break;
 		case 'd':
 			o->dir = optarg;
+			break;
+		case OPT_STATS:
+			o->stats = optarg;
 			break;
 		case 'r':
 			if (opt_number("--rate", optarg, "MB per second", &o->rate_mb))
@@ -107,15 +114,34 @@ static int parse(int argc, char **argv, struct pressure_opts *o)
 	return 0;
 }
 
+/* The --stats file: counters since the start. */
+static int write_stats(const char *path, unsigned long long bytes,
+		       unsigned long long passes, unsigned long long majflt0)
+{
+	static const char *const keys[] = { "bytes", "passes", "majflt" };
+	unsigned long long vals[3], majflt, minflt;
+	int err;
+
+	fault_counts(&majflt, &minflt);
+	vals[0] = bytes;
+	vals[1] = passes;
+	vals[2] = majflt - majflt0;
+	err = stats_write(path, keys, vals, ARRAY_SIZE(keys));
+	if (err)
+		err_msg(-err, "cannot write the stats file '%s'", path);
+	return err;
+}
+
 int pressure_main(int argc, char **argv)
 {
 	struct pressure_opts o = { .dir = "/var/tmp", .interval = 5 };
 	unsigned long long majflt0, minflt0, majflt, minflt, passes = 0;
 	unsigned long long stream_pages = 0, anon_pages = 0, last_bytes = 0;
 	struct rate_limit rate;
-	struct ticker tick;
+	struct ticker tick, stats_tick;
 	struct region r;
 	uint64_t start, end = 0, last;
+	int ret = EXIT_OK;
 	size_t next_file = 0, next_anon = 0;
 	double secs;
 
@@ -132,6 +158,7 @@ int pressure_main(int argc, char **argv)
 	/* The rate is counted in pages. */
 	rate_init(&rate, o.rate_mb * 1024 * 1024 / r.page_size);
 	ticker_init(&tick, o.interval);
+	ticker_init(&stats_tick, STATS_INTERVAL_S);
 	while (!stop_requested) {
 		/* Alternate 1 MiB of each, so both kinds of pressure are steady. */
 		for (size_t i = 0; i < (1 << 20) / r.page_size; i++) {
@@ -153,6 +180,12 @@ int pressure_main(int argc, char **argv)
 		rate_wait(&rate, (1 << 20) / r.page_size * (!!r.file_pages + !!r.anon_pages));
 		if (end && now_ns() >= end)
 			break;
+		if (o.stats && ticker_due(&stats_tick) &&
+		    write_stats(o.stats, (stream_pages + anon_pages) * r.page_size,
+				passes, majflt0)) {
+			ret = EXIT_FAIL;
+			break;
+		}
 		if (o.interval > 0 && ticker_due(&tick)) {
 			uint64_t now = now_ns();
 			unsigned long long bytes = (stream_pages + anon_pages) * r.page_size;
@@ -170,6 +203,9 @@ int pressure_main(int argc, char **argv)
 	printf("pressure: seconds=%.2f stream_bytes=%llu stream_passes=%llu anon_bytes_touched=%llu majflt=%llu minflt=%llu\n",
 	       secs, stream_pages * r.page_size, passes, anon_pages * r.page_size,
 	       majflt - majflt0, minflt - minflt0);
+	if (o.stats && ret == EXIT_OK &&
+	    write_stats(o.stats, (stream_pages + anon_pages) * r.page_size, passes, majflt0))
+		ret = EXIT_FAIL;
 	region_free(&r);
-	return EXIT_OK;
+	return ret;
 }

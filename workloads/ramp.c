@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * ramp: hold anonymous memory that grows by a step every interval and is
- * re-dirtied each interval (like stress --vm-keep), until told to stop, until
+ * ramp: hold anonymous memory that grows by a step every --every seconds and
+ * is re-dirtied each time (like stress --vm-keep), until told to stop, until
  * a maximum, or until the kernel kills it. Seed 009's second test: does
  * proportional protection cause premature OOMs?
  *
@@ -20,9 +20,11 @@
 
 struct ramp_opts {
 	unsigned long long start, step, max;
+	double every;
 	double interval;
 	double duration;
 	const char *report;
+	const char *stats;
 	bool retouch;
 };
 
@@ -36,12 +38,14 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: bench-load ramp --step SIZE [options]\n"
 		"      --start SIZE       hold SIZE from the start (default 0)\n"
-		"  -s, --step SIZE        grow by SIZE every interval\n"
-		"  -i, --interval SEC     seconds between steps (default 1)\n"
+		"  -s, --step SIZE        grow by SIZE every --every seconds\n"
+		"  -e, --every SEC        seconds between steps (default 1)\n"
 		"  -m, --max SIZE         stop growing at SIZE (default: no limit)\n"
 		"  -t, --duration SEC     stop after SEC seconds (default: at SIGTERM/SIGINT)\n"
 		"  -o, --report FILE      rewrite FILE with how far it got after every step\n"
-		"      --no-retouch       do not re-dirty held memory each interval\n"
+		"      --no-retouch       do not re-dirty held memory at each step\n"
+		"  -i, --interval SEC     progress line on stderr every SEC seconds (default 5, 0: none)\n"
+		"      --stats FILE       rewrite FILE after every step with held_bytes, steps\n"
 		"SIZE: bytes, 512M, 1.5G, or 40%% of RAM.\n");
 }
 
@@ -50,17 +54,19 @@ static int parse(int argc, char **argv, struct ramp_opts *o)
 	static const struct option longopts[] = {
 		{ "start", required_argument, NULL, 'S' },
 		{ "step", required_argument, NULL, 's' },
+		{ "every", required_argument, NULL, 'e' },
 		{ "interval", required_argument, NULL, 'i' },
 		{ "max", required_argument, NULL, 'm' },
 		{ "duration", required_argument, NULL, 't' },
 		{ "report", required_argument, NULL, 'o' },
 		{ "no-retouch", no_argument, NULL, 'N' },
+		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int opt;
 
-	while ((opt = getopt_long(argc, argv, "s:i:m:t:o:h", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "s:e:i:m:t:o:h", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'S':
 			if (opt_size("--start", optarg, &o->start))
@@ -72,6 +78,10 @@ static int parse(int argc, char **argv, struct ramp_opts *o)
 			break;
 		case 'm':
 			if (opt_size("--max", optarg, &o->max))
+				return -1;
+			break;
+		case 'e':
+			if (opt_seconds("--every", optarg, &o->every))
 				return -1;
 			break;
 		case 'i':
@@ -87,6 +97,9 @@ static int parse(int argc, char **argv, struct ramp_opts *o)
 			break;
 		case 'N':
 			o->retouch = false;
+			break;
+		case OPT_STATS:
+			o->stats = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -105,8 +118,8 @@ static int parse(int argc, char **argv, struct ramp_opts *o)
 		usage(stderr);
 		return -1;
 	}
-	if (o->interval <= 0) {
-		err_msg(0, "--interval must be more than 0 seconds");
+	if (o->every <= 0) {
+		err_msg(0, "--every must be more than 0 seconds");
 		return -1;
 	}
 	if (o->max && o->max < o->start) {
@@ -144,7 +157,8 @@ static int write_report(const char *path, double secs, unsigned long long held,
 
 int ramp_main(int argc, char **argv)
 {
-	struct ramp_opts o = { .interval = 1, .retouch = true };
+	struct ramp_opts o = { .every = 1, .interval = 5, .retouch = true };
+	struct ticker tick;
 	struct chunk *chunks = NULL;
 	size_t nchunks = 0, page = sysconf(_SC_PAGESIZE);
 	unsigned long long held = 0, want;
@@ -157,6 +171,7 @@ int ramp_main(int argc, char **argv)
 	if (parse(argc, argv, &o))
 		return EXIT_USAGE;
 	start = next = now_ns();
+	ticker_init(&tick, o.interval);
 	if (o.duration > 0)
 		end = start + (uint64_t)(o.duration * NSEC_PER_SEC);
 	want = o.start;
@@ -195,11 +210,23 @@ int ramp_main(int argc, char **argv)
 			ret = EXIT_FAIL;
 			break;
 		}
-		fprintf(stderr, "ramp: t=%.1fs held %llu MiB after %lu steps\n",
-			secs, held >> 20, nsteps);
+		if (o.stats) {
+			static const char *const keys[] = { "held_bytes", "steps" };
+			unsigned long long vals[] = { held, nsteps };
+
+			err = stats_write(o.stats, keys, vals, ARRAY_SIZE(keys));
+			if (err) {
+				err_msg(-err, "cannot write the stats file '%s'", o.stats);
+				ret = EXIT_FAIL;
+				break;
+			}
+		}
+		if (o.interval > 0 && ticker_due(&tick))
+			fprintf(stderr, "ramp: t=%.1fs held %llu MiB after %lu steps\n",
+				secs, held >> 20, nsteps);
 		if (end && now_ns() >= end)
 			break;
-		next += (uint64_t)(o.interval * NSEC_PER_SEC);
+		next += (uint64_t)(o.every * NSEC_PER_SEC);
 		if (next > now_ns())
 			sleep_ns(next - now_ns());
 		if (!o.max || want + o.step <= o.max) {

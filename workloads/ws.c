@@ -26,6 +26,7 @@ struct ws_opts {
 	double rate;
 	double duration;
 	double interval;
+	const char *stats;
 };
 
 static void usage(FILE *f)
@@ -43,7 +44,9 @@ static void usage(FILE *f)
 		"      --hot-share F      hotcold: the share of touches it gets (default 0.8)\n"
 		"  -r, --rate N           at most N page touches per second (default: no limit)\n"
 		"  -t, --duration SEC     stop after SEC seconds (default: at SIGTERM/SIGINT)\n"
-		"  -i, --interval SEC     progress line on stderr every SEC seconds (default 5, 0: none)\n");
+		"  -i, --interval SEC     progress line on stderr every SEC seconds (default 5, 0: none)\n"
+		"      --stats FILE       rewrite FILE every %gs with pages_touched, majflt, minflt\n",
+		STATS_INTERVAL_S);
 }
 
 static int parse(int argc, char **argv, struct ws_opts *o)
@@ -60,6 +63,7 @@ static int parse(int argc, char **argv, struct ws_opts *o)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "duration", required_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' },
+		{ "stats", required_argument, NULL, OPT_STATS },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -87,6 +91,9 @@ static int parse(int argc, char **argv, struct ws_opts *o)
 			break;
 		case 'd':
 			o->dir = optarg;
+			break;
+		case OPT_STATS:
+			o->stats = optarg;
 			break;
 		case 'p':
 			if (!strcmp(optarg, "seq")) {
@@ -178,6 +185,24 @@ static size_t next_page(const struct ws_opts *o, size_t pages, size_t *seq,
 	return 0;
 }
 
+/* The --stats file: counters since the start. */
+static int write_stats(const char *path, unsigned long long touched,
+		       unsigned long long majflt0, unsigned long long minflt0)
+{
+	static const char *const keys[] = { "pages_touched", "majflt", "minflt" };
+	unsigned long long vals[3], majflt, minflt;
+	int err;
+
+	fault_counts(&majflt, &minflt);
+	vals[0] = touched;
+	vals[1] = majflt - majflt0;
+	vals[2] = minflt - minflt0;
+	err = stats_write(path, keys, vals, ARRAY_SIZE(keys));
+	if (err)
+		err_msg(-err, "cannot write the stats file '%s'", path);
+	return err;
+}
+
 int ws_main(int argc, char **argv)
 {
 	struct ws_opts o = {
@@ -187,9 +212,10 @@ int ws_main(int argc, char **argv)
 	unsigned long long anon = 0, file = 0, majflt0, minflt0, majflt, minflt;
 	unsigned long long touched = 0, last_touched = 0, last_maj;
 	struct rate_limit rate;
-	struct ticker tick;
+	struct ticker tick, stats_tick;
 	struct region r;
 	uint64_t start, end = 0, rng = 0x9e3779b97f4a7c15ULL, last;
+	int ret = EXIT_OK;
 	size_t pages, seq = 0;
 	double secs;
 	int err;
@@ -223,6 +249,7 @@ int ws_main(int argc, char **argv)
 		end = start + (uint64_t)(o.duration * NSEC_PER_SEC);
 	rate_init(&rate, o.rate);
 	ticker_init(&tick, o.interval);
+	ticker_init(&stats_tick, STATS_INTERVAL_S);
 	while (!stop_requested) {
 		/* Check the clock once per batch of pages, not per page. */
 		for (int i = 0; i < 256; i++)
@@ -231,6 +258,11 @@ int ws_main(int argc, char **argv)
 		rate_wait(&rate, 256);
 		if (end && now_ns() >= end)
 			break;
+		if (o.stats && ticker_due(&stats_tick) &&
+		    write_stats(o.stats, touched, majflt0, minflt0)) {
+			ret = EXIT_FAIL;
+			break;
+		}
 		if (o.interval > 0 && ticker_due(&tick)) {
 			uint64_t now = now_ns();
 
@@ -249,6 +281,8 @@ int ws_main(int argc, char **argv)
 	fault_counts(&majflt, &minflt);
 	printf("ws: seconds=%.2f pages=%zu pages_touched=%llu pages_per_sec=%.0f majflt=%llu minflt=%llu\n",
 	       secs, pages, touched, touched / secs, majflt - majflt0, minflt - minflt0);
+	if (o.stats && ret == EXIT_OK && write_stats(o.stats, touched, majflt0, minflt0))
+		ret = EXIT_FAIL;
 	region_free(&r);
-	return EXIT_OK;
+	return ret;
 }
