@@ -19,7 +19,8 @@ usage: $PROG COMMAND [ARGS]
 
   run RUN_ID [options]       run the matrix into $RESULTS/RUN_ID (resumes:
                              finished jobs are kept, others run again)
-      --kernels "A B"        kernels (default: control patched)
+      --kernels "A B"        kernels (default: control patched); K@mglru
+                             runs kernel K with MGLRU on in the guest
       --scenarios "S T"      scenarios (default: low-steps)
       --repeat N             repeats (default: the scenario's; quick: 1)
       --profile P            full (default) or quick
@@ -45,7 +46,13 @@ SCENARIO_KEYS=(
 	"zswap off onoff"
 	"knob low knob"
 	"workload - string"
+	"workload.low - size"
+	"workload.min - size"
+	"peer - string"
+	"peer.low 0 size"
+	"peer.min 0 size"
 	"competitor - string"
+	"oom_ok off onoff"
 	"warmup 30 seconds"
 	"steps - steps"
 	"settle 10 seconds"
@@ -104,13 +111,30 @@ load_scenario() {
 	*) usage_error "profile must be full or quick, not '$profile'" ;;
 	esac
 	mem=$(size_bytes "$(kv_get "$sc" memory)")
-	for key in workload competitor steps; do
+	for key in workload steps; do
 		if [ -z "$(kv_get "$sc" "$key")" ]; then
 			echo "$file: $key: missing (it has no default)" >&2
 			errors=$((errors + 1))
 		fi
 	done
-	for key in workload competitor; do
+	# The stepped knob cannot also be fixed.
+	key=workload.$(kv_get "$sc" knob)
+	if [ -n "$(kv_get "$sc" "$key")" ]; then
+		echo "$file: $key: memory.$(kv_get "$sc" knob) is the knob this scenario steps" >&2
+		errors=$((errors + 1))
+	fi
+	for key in workload.low workload.min peer.low peer.min; do
+		v=$(kv_get "$sc" "$key")
+		if [ -n "$v" ] && [ "$(size_bytes "$v")" -gt "$mem" ]; then
+			echo "$file: $key: $v exceeds the guest's memory ($(kv_get "$sc" memory))" >&2
+			errors=$((errors + 1))
+		fi
+	done
+	if [ -z "$(kv_get "$sc" peer)" ] && { [ "$(kv_get "$sc" peer.low)" != 0 ] || [ "$(kv_get "$sc" peer.min)" != 0 ]; }; then
+		echo "$file: peer.low/peer.min: set, but there is no peer workload" >&2
+		errors=$((errors + 1))
+	fi
+	for key in workload peer competitor; do
 		for v in $(workload_size "$(kv_get "$sc" "$key")"); do
 			if [ "$v" -ge "$mem" ]; then
 				echo "$file: $key: $(kv_get "$sc" "$key") asks for more than the guest's" \
@@ -156,15 +180,37 @@ scenario_seconds() {
 	echo $(($(kv_get "$sc" warmup) + n * ($(kv_get "$sc" settle) + $(kv_get "$sc" window))))
 }
 
-# Write the job file and the guest's scenario.env for scenario text $1 into $2.
+# A kernel in the matrix is a variant, optionally with an arm: K@mglru runs
+# K with MGLRU switched on in the guest, whatever the scenario says.
+arm_kernel() {
+	echo "${1%%@*}"
+}
+
+arm_check() {
+	case "$1" in
+	*@*) [ "${1#*@}" = mglru ] && [ -n "${1%%@*}" ] && return 0 ;;
+	*) return 0 ;;
+	esac
+	usage_error "kernel '$1': the only arm is K@mglru"
+}
+
+arm_lru_gen() {
+	case "$1" in
+	*@mglru) echo on ;;
+	*) kv_get "$2" lru_gen ;;
+	esac
+}
+
+# Write the job file and the guest's scenario.env for scenario text $1 into
+# $2, for kernel (arm) $3.
 write_job() {
-	local sc=$1 dir=$2
+	local sc=$1 dir=$2 kernel=$3 key v
 	{
 		echo "# Made by bench.sh from scenario '$(kv_get "$sc" description)'"
 		echo "memory = $(kv_get "$sc" memory)"
 		echo "cpus = $(kv_get "$sc" cpus)"
 		echo "swap = $(kv_get "$sc" swap)"
-		echo "lru_gen = $(kv_get "$sc" lru_gen)"
+		echo "lru_gen = $(arm_lru_gen "$kernel" "$sc")"
 		echo "zswap = $(kv_get "$sc" zswap)"
 		echo "timeout = $(($(scenario_seconds "$sc") + JOB_SLACK))"
 		echo "command = bench-scenario"
@@ -174,6 +220,14 @@ write_job() {
 		echo "SC_MEMORY_BYTES=$(size_bytes "$(kv_get "$sc" memory)")"
 		echo "SC_WORKLOAD=$(shell_quote "$(kv_get "$sc" workload)")"
 		echo "SC_COMPETITOR=$(shell_quote "$(kv_get "$sc" competitor)")"
+		echo "SC_PEER=$(shell_quote "$(kv_get "$sc" peer)")"
+		# Fixed protection, in bytes; empty: not set.
+		for key in workload.low workload.min peer.low peer.min; do
+			v=$(kv_get "$sc" "$key")
+			[ -n "$v" ] && v=$(size_bytes "$v")
+			echo "SC_FIXED_${key//./_}=$v" | tr '[:lower:]' '[:upper:]'
+		done
+		echo "SC_OOM_OK=$(kv_get "$sc" oom_ok)"
 		echo "SC_WARMUP=$(kv_get "$sc" warmup)"
 		echo "SC_STEPS=$(shell_quote "$(kv_get "$sc" steps)")"
 		echo "SC_SETTLE=$(kv_get "$sc" settle)"
@@ -213,10 +267,21 @@ run_one() {
 	rm -rf "$dir"
 	mkdir -p "$(dirname "$dir")"
 	tmp=$(mktemp -d "$run/.job.XXXXXX")
-	write_job "$sc" "$tmp"
+	write_job "$sc" "$tmp" "$kernel"
 	cp "$SCENARIO_DIR/$scenario.conf" "$tmp/scenario.conf"
-	LOG_TAG="$scenario r$repeat${tag:+ $tag}" "$GUEST" run "$kernel" "$tmp/job.conf" "$dir" \
+	LOG_TAG="$scenario r$repeat${tag:+ $tag}" "$GUEST" run "$(arm_kernel "$kernel")" "$tmp/job.conf" "$dir" \
 		--with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
+	# A guest that never reached the agent failed to boot: nothing was
+	# measured. Keep that attempt aside (the analysis ignores it) and boot
+	# once more.
+	if [ "$rc" != 0 ] && [ ! -f "$dir/guest/agent-started" ]; then
+		log "[$kernel $scenario r$repeat] the guest never started the agent; kept as $dir.boot-failure, booting again"
+		rm -rf "$dir.boot-failure"
+		mv "$dir" "$dir.boot-failure"
+		rc=0
+		LOG_TAG="$scenario r$repeat${tag:+ $tag} (2nd boot)" "$GUEST" run "$(arm_kernel "$kernel")" \
+			"$tmp/job.conf" "$dir" --with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
+	fi
 	rm -rf "$tmp"
 	if [ "$rc" = 0 ]; then
 		record "$run" "$scenario" "$kernel" "$repeat" ok
@@ -244,7 +309,7 @@ write_run_meta() {
 
 cmd_run() {
 	local id=$1 kernels="control patched" scenarios="low-steps" repeat="" profile=full
-	local run k s r n=0 total=0 failed=0 start sc reps max_rep=0 secs=0
+	local run k s r n=0 total=0 failed=0 start sc reps max_rep=0 secs=0 done_est=0 job_est eta
 	shift
 	while [ $# -gt 0 ]; do
 		case "$1" in
@@ -264,7 +329,8 @@ cmd_run() {
 		reps=${repeat:-$(kv_get "$sc" repeats)}
 		[ "$reps" -gt "$max_rep" ] && max_rep=$reps
 		for k in $kernels; do
-			"$SUITE_ROOT/bench/kernel.sh" path "$k" > /dev/null || exit $?
+			arm_check "$k"
+			"$SUITE_ROOT/bench/kernel.sh" path "$(arm_kernel "$k")" > /dev/null || exit $?
 			total=$((total + reps))
 			secs=$((secs + reps * ($(scenario_seconds "$sc") + 40)))
 		done
@@ -280,21 +346,34 @@ cmd_run() {
 		for s in $scenarios; do
 			sc=$(load_scenario "$s" "$profile")
 			[ "$r" -le "${repeat:-$(kv_get "$sc" repeats)}" ] || continue
+			job_est=$(($(scenario_seconds "$sc") + 40))
 			for k in $kernels; do
 				n=$((n + 1))
-				log "job $n/$total: $k $s r$r (elapsed $(( ($(date +%s) - start) / 60 )) min)"
+				# ETA: the estimate of what is left, scaled by how the
+				# estimate has held so far.
+				eta=$(((secs - done_est) / 60))
+				[ "$done_est" -gt 0 ] && eta=$(((secs - done_est) * ($(date +%s) - start) / done_est / 60))
+				log "job $n/$total: $k $s r$r (elapsed $(( ($(date +%s) - start) / 60 )) min, ETA $eta min)"
 				run_one "$run" "$k" "$s" "$r" "$profile" "job $n/$total" || failed=$((failed + 1))
+				done_est=$((done_est + job_est))
 			done
 		done
 	done
 	log "run $id finished: $((total - failed)) of $total jobs ok, in $(( ($(date +%s) - start) / 60 )) min"
 	cmd_table "$run" || true
+	if [ -x "$PYTHON" ] && "$PYTHON" -c 'import matplotlib' 2> /dev/null; then
+		"$PYTHON" "$SUITE_ROOT/analysis/report.py" "$run" || true
+	else
+		log "no report: Debian's python3-matplotlib is missing (make deps)"
+	fi
 	[ "$failed" = 0 ]
 }
 
+PYTHON=/usr/bin/python3
+
 cmd_table() {
-	command -v python3 > /dev/null || die "python3 not found; run: make deps"
-	python3 "$SUITE_ROOT/analysis/table.py" "$@"
+	[ -x "$PYTHON" ] || die "$PYTHON not found; run: make deps"
+	"$PYTHON" "$SUITE_ROOT/analysis/table.py" "$@"
 }
 
 main() {
@@ -307,7 +386,8 @@ main() {
 		;;
 	one)
 		[ $# -eq 4 ] || [ $# -eq 6 ] || usage_error "usage: $PROG one RUN_ID KERNEL SCENARIO REPEAT [--profile P]"
-		"$SUITE_ROOT/bench/kernel.sh" path "$2" > /dev/null || exit $?
+		arm_check "$2"
+		"$SUITE_ROOT/bench/kernel.sh" path "$(arm_kernel "$2")" > /dev/null || exit $?
 		mkdir -p "$RESULTS/$1"
 		run_one "$RESULTS/$1" "$2" "$3" "$4" "${6:-full}"
 		;;

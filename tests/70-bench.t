@@ -31,6 +31,10 @@ is "$?" 2 "steps mixing sizes and percentages are refused"
 out=$(check no-workload)
 is "$?" 2 "a scenario without a workload is refused"
 like "$out" "workload: missing" "and says so"
+out=$(check fixed-knob)
+is "$?" 2 "a scenario fixing the knob it steps is refused"
+like "$out" "fixed-knob.conf: workload.min: memory.min is the knob this scenario steps" "and says which"
+like "$out" "fixed-knob.conf: peer.low/peer.min: set, but there is no peer workload" "as is a peer's protection without a peer"
 out=$(check no-such-scenario)
 is "$?" 2 "an unknown scenario is refused"
 like "$out" "known scenarios: bad-keys" "listing the known ones"
@@ -43,6 +47,9 @@ for s in "$SUITE_ROOT"/bench/scenarios/*.conf; do
 done
 out=$("$BENCH" run smoke --kernels no-such-kernel 2>&1)
 is "$?" 2 "an unknown kernel is refused before anything boots"
+out=$("$BENCH" run smoke --kernels control@lru 2>&1)
+is "$?" 2 "an unknown arm is refused"
+like "$out" "kernel 'control@lru': the only arm is K@mglru" "and the arm is named"
 
 # The quick end-to-end run.
 [ "$(id -u)" = 0 ] || { diag "skipping the real run: needs root"; done_testing; exit; }
@@ -51,27 +58,66 @@ RESULTS=$(mktemp -d)
 trap 'rm -rf "$RESULTS"' EXIT
 "$SUITE_ROOT/bench/kernel.sh" build control patched >&2 && "$SUITE_ROOT/rootfs/build.sh" > /dev/null
 ok $? "kernels and image are built"
-out=$("$BENCH" run smoke --profile quick --kernels "control patched" --scenarios low-steps 2> "$RESULTS/err")
-ok $? "the quick run of low-steps on control and patched finished"
+KERNELS="control patched patched@mglru"
+out=$("$BENCH" run smoke --profile quick --kernels "$KERNELS" --scenarios low-steps 2> "$RESULTS/err")
+if ! ok $? "the quick run of low-steps on $KERNELS finished"; then
+	tail -n 30 "$RESULTS/err" >&2
+	for f in "$RESULTS"/smoke/low-steps/*/r1/result.json; do
+		grep -q '"result": "ok"' "$f" && continue
+		echo "--- $f" >&2
+		cat "$f" >&2
+		echo "--- the end of its console log" >&2
+		tail -n 40 "$(dirname "$f")/console.log" >&2
+	done
+fi
 printf '%s\n' "$out" | sed 's/^/# /'
 like "$out" "^\| memory.low \|" "it printed the per-step table"
-is "$(wc -l < "$RESULTS/smoke/manifest.tsv")" 2 "the manifest lists both jobs"
+is "$(wc -l < "$RESULTS/smoke/manifest.tsv")" 3 "the manifest lists the three jobs"
 like "$(cat "$RESULTS/smoke/manifest.tsv")" "low-steps	patched	1	ok	low-steps/patched/r1" "with their status and directory"
-for k in control patched; do
+for k in $KERNELS; do
 	dir=$RESULTS/smoke/low-steps/$k/r1/guest/out
 	[ -s "$dir/samples.csv" ] && [ -s "$dir/steps.tsv" ]
 	ok $? "$k: samples and steps came back"
 done
-# The rates themselves, per kernel, from the table (columns: patched, control).
-protected=$(printf '%s\n' "$out" | awk -F'|' '$2 ~ /116%/ { gsub(/\(.*/, "", $4); gsub(/\(.*/, "", $5); print $4 + 0, $5 + 0 }')
-open=$(printf '%s\n' "$out" | awk -F'|' '$2 ~ / 0%/ { gsub(/\(.*/, "", $4); gsub(/\(.*/, "", $5); print $4 + 0, $5 + 0 }')
-read -r p_prot c_prot <<< "$protected"
-read -r p_open c_open <<< "$open"
+grep -q '^[0-9.]*,s2,workload,app,pages_touched,[1-9]' "$RESULTS/smoke/low-steps/patched/r1/guest/out/samples.csv"
+ok $? "the workload's own counters (--stats) are in the samples, labelled by step"
+like "$out" "^\| memory.low \| value \|" "the table printed at the end has the steps"
+like "$out" "report.py: wrote .*/smoke/report.md" "and the report was written"
+[ -s "$RESULTS/smoke/report.html" ] && [ -s "$RESULTS/smoke/plots/low-steps-pgscan.png" ]
+ok $? "with its HTML and plots"
+lru() {
+	jq -r .lru_gen_enabled "$RESULTS/smoke/low-steps/$1/r1/guest/out/guest-meta.json"
+}
+is "$(lru patched)" 0x0000 "MGLRU is off in the guest of the patched arm"
+like "$(lru patched@mglru)" "^0x0*[1-9a-f]" "and on in the guest of the patched@mglru arm ($(lru patched@mglru))"
+like "$(jq -r .infrastructure_memory_min "$RESULTS/smoke/low-steps/patched/r1/guest/out/guest-meta.json")" \
+	"bench.slice=100663296" "the agent and the collector are kept out of reclaim"
+
+# rate KERNEL STEP: the workload's pgscan/s at STEP in the table, by column name.
+rate() {
+	printf '%s\n' "$out" | awk -F'|' -v k="$1" -v step="$2" '
+		$2 ~ /memory.low/ { for (i = 2; i < NF; i++) { c = $i; gsub(/ /, "", c); col[c] = i } }
+		{ s = $2; gsub(/ /, "", s) }
+		s == step && (k in col) { v = $(col[k]); sub(/\(.*/, "", v); print v + 0; exit }'
+}
+p_prot=$(rate patched 116%)
+c_prot=$(rate control 116%)
+p_open=$(rate patched 0%)
+c_open=$(rate control 0%)
 [ "${p_prot:-1}" -le 10 ] && [ "${c_prot:-1}" -le 10 ]
 ok $? "protection above usage: no scanning (patched $p_prot/s, control $c_prot/s)"
 [ "${p_open:-0}" -ge 100 ] && [ "${c_open:-0}" -ge 100 ]
 ok $? "no protection: the workload is scanned (patched $p_open/s, control $c_open/s)"
-out=$("$BENCH" run smoke --profile quick --kernels "control patched" --scenarios low-steps 2>&1)
+# On a failure, show the table and the window samples where prove shows them.
+if [ "$TAP_FAILED" -gt 0 ]; then
+	printf '%s\n' "$out" >&2
+	for k in $KERNELS; do
+		echo "$k: workload.slice pgscan by sample:" >&2
+		awk -F, '$3 == "workload.slice" && $5 == "pgscan" { print "  " $1, $2, $6 }' \
+			"$RESULTS/smoke/low-steps/$k/r1/guest/out/samples.csv" >&2
+	done
+fi
+out=$("$BENCH" run smoke --profile quick --kernels "$KERNELS" --scenarios low-steps 2>&1)
 like "$out" "done already, kept" "running the same run id again keeps the finished jobs"
 
 done_testing
