@@ -41,6 +41,8 @@ deps: ## install the Debian packages the suite needs (as root)
 	@bench/deps.sh
 
 BENCH_KERNELS ?= $(if $(KERNELS),$(KERNELS),control patched)
+# The variants behind the kernels named (K@mglru is an arm of K).
+variants_of = $(sort $(foreach k,$(1),$(firstword $(subst @, ,$(k)))))
 SCENARIOS ?= low-steps
 PROFILE ?= full
 REPEAT ?=
@@ -48,7 +50,7 @@ RUN ?= $(shell date +%Y%m%d-%H%M%S)
 
 .PHONY: bench
 bench: deps ## the main job: build, boot, run SCENARIOS on KERNELS, print the table
-	@$(KERNEL_SH) build $(BENCH_KERNELS)
+	@$(KERNEL_SH) build $(call variants_of,$(BENCH_KERNELS))
 	@rootfs/build.sh > /dev/null
 	@bench/bench.sh run $(RUN) --kernels "$(BENCH_KERNELS)" --scenarios "$(SCENARIOS)" \
 		--profile $(PROFILE) $(if $(REPEAT),--repeat $(REPEAT))
@@ -57,13 +59,29 @@ bench: deps ## the main job: build, boot, run SCENARIOS on KERNELS, print the ta
 bench-one: deps ## one job of a run: RUN=id K=kernel S=scenario R=repeat [PROFILE=quick]
 	@test -n "$(K)" -a -n "$(S)" -a -n "$(R)" -a -n "$(RUN)" || { echo "make bench-one:" \
 		"say RUN=, K=, S= and R=" >&2; exit 2; }
-	@$(KERNEL_SH) build $(K)
+	@$(KERNEL_SH) build $(call variants_of,$(K))
 	@rootfs/build.sh > /dev/null
 	@bench/bench.sh one $(RUN) $(K) $(S) $(R) --profile $(PROFILE)
 
+# A run named by id (RUN=20261203-1200) or by directory (RUN=results/...).
+run_dir = $(if $(wildcard $(1)/.),$(1),results/$(1))
+PYTHON := /usr/bin/python3
+
 .PHONY: table
-table: ## print the per-step table of a run: make table RUN=results/<id>
-	@bench/bench.sh table $(RUN)
+table: ## print the per-step tables of a run: make table RUN=<id or dir>
+	@test -n "$(RUN)" || { echo "make table: say RUN=<run id or directory>" >&2; exit 2; }
+	@$(PYTHON) analysis/table.py $(call run_dir,$(RUN))
+
+.PHONY: report
+report: ## render report.md, report.html and plots of a run: make report RUN=<id or dir>
+	@test -n "$(RUN)" || { echo "make report: say RUN=<run id or directory>" >&2; exit 2; }
+	@bench/deps.sh analysis
+	@$(PYTHON) analysis/report.py $(call run_dir,$(RUN)) $(if $(BASELINE),--baseline $(BASELINE))
+
+.PHONY: compare
+compare: ## compare two runs (e.g. an A/A check): make compare A=<run> B=<run>
+	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: say A= and B= (run ids or directories)" >&2; exit 2; }
+	@$(PYTHON) analysis/compare.py $(call run_dir,$(A)) $(call run_dir,$(B)) $(if $(METRIC),--metric $(METRIC))
 
 .PHONY: kernels
 kernels: deps ## build kernel variants: all, or KERNELS="control patched"

@@ -1,133 +1,103 @@
-#!/usr/bin/env python3
-"""Print the seed-009-style table of a bench run from its raw files.
+#!/usr/bin/python3
+"""Print the seed-009-style tables of a bench run from its raw files.
 
 usage: table.py RUN_DIR [BASELINE_KERNEL]
 
-For every scenario in the run, and every step: the workload slice's page
-scan rate (memory.stat pgscan) over the step's measuring window, mean and
-standard deviation over repeats, for each kernel, and each kernel as a
-percentage of the baseline (control when present). Uses only the standard
-library; the full analysis (statistics, plots, report) builds on the same
-files.
+For every scenario of the run, and every step: workload.slice's page scan
+rate over the step's measuring window, mean ± 95% confidence interval (n
+repeats) per kernel, each kernel as % of the baseline (control when
+present) with Welch's p; peer.slice's too when the scenario has a peer; how
+each job ended when there were OOM kills. The full report (every metric,
+the model, plots) is report.py.
 """
-import csv
 import os
-import statistics
 import sys
 
-CGROUP = "workload.slice"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import analyse  # noqa: E402
+import rundata  # noqa: E402
+
+MIB = 2 ** 20
 
 
-def read_steps(path):
-    with open(path) as f:
-        return list(csv.DictReader(f, delimiter="\t"))
+def cell(s):
+    if not s["n"]:
+        return "-"
+    ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
+    return f"{s['mean']:.0f}{ci} ({s['n']})"
 
 
-def window_rates(samples_path, key="pgscan", source="memory.stat"):
-    """{step label: rate per second} from the first and last sample of each
-    measuring window (labels sN; settling samples are labelled sN-settle)."""
-    first, last = {}, {}
-    with open(samples_path) as f:
-        lines = (line for line in f if not line.startswith("#"))
-        for row in csv.DictReader(lines):
-            if row["cgroup"] != CGROUP or row["source"] != source or row["key"] != key:
-                continue
-            step = row["step"]
-            if not (step.startswith("s") and step[1:].isdigit()):
-                continue
-            point = (float(row["time_s"]), int(row["value"]))
-            first.setdefault(step, point)
-            last[step] = point
-    rates = {}
-    for step, (t0, v0) in first.items():
-        t1, v1 = last[step]
-        if t1 > t0 and v1 >= v0:
-            rates[step] = (v1 - v0) / (t1 - t0)
-    return rates
+def p_text(p):
+    return "-" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
 
-def fmt_size(b):
-    """Bytes as MiB, the unit the scenarios use."""
-    return f"{float(b) / 2**20:.0f}M"
+def print_table(sr, cgroup):
+    base = sr.baseline
+    others = [k for k in sr.kernels if k != base]
+    knob = f"memory.{sr.knob}"
+    cols = [knob, "value"] + others + [base]
+    for k in others:
+        cols += [f"{k} % of {base}", "p"]
+    rows = []
+    for n in sr.step_numbers():
+        st = sr.steps[n]
+        row = [st.requested, f"{st.value / MIB:.0f}M"]
+        row += [cell(sr.summary(k, n, "pgscan/s", cgroup)) for k in others + [base]]
+        for k in others:
+            pct, p = sr.versus(k, n, cgroup=cgroup)
+            row += ["n/a" if pct is None else f"{pct:.0f}%", p_text(p)]
+        rows.append(row)
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    print(f"\n{sr.scenario}: {cgroup} pgscan/s over each step's window, mean ± 95% CI (repeats)")
+    print("| " + " | ".join(c.rjust(w) for c, w in zip(cols, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |")
 
 
 def main(argv):
-    if len(argv) < 2:
+    if len(argv) < 2 or argv[1] in ("-h", "--help"):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    run = argv[1]
-    baseline = argv[2] if len(argv) > 2 else None
-    if not os.path.isdir(run):
-        print(f"table.py: '{run}' is not a run directory", file=sys.stderr)
-        return 2
-    failed = []
-    # (scenario, kernel, repeat) -> status, as bench.sh recorded it.
-    manifest = {}
     try:
-        with open(os.path.join(run, "manifest.tsv")) as f:
-            for line in f:
-                fields = line.rstrip("\n").split("\t")
-                if len(fields) >= 4:
-                    manifest[tuple(fields[:3])] = fields[3]
-    except FileNotFoundError:
-        pass
-    for scenario in sorted(d for d in os.listdir(run) if os.path.isdir(os.path.join(run, d)) and not d.startswith(".")):
-        sdir = os.path.join(run, scenario)
-        kernels = sorted(os.listdir(sdir))
-        data = {}  # kernel -> step -> [rates]
-        steps_meta = {}  # step -> (requested, [value bytes])
-        knob = "memory.low"
-        for k in kernels:
-            for rep in sorted(os.listdir(os.path.join(sdir, k))):
-                jdir = os.path.join(sdir, k, rep)
-                out = os.path.join(jdir, "guest", "out")
-                steps_tsv = os.path.join(out, "steps.tsv")
-                samples = os.path.join(out, "samples.csv")
-                if not (os.path.exists(steps_tsv) and os.path.exists(samples)):
-                    status = manifest.get((scenario, k, rep.lstrip("r")), "not run yet")
-                    failed.append(f"{scenario}/{k}/{rep}: no results ({status})")
-                    continue
-                rates = window_rates(samples)
-                for st in read_steps(steps_tsv):
-                    label = st["label"]
-                    knob = "memory." + st["knob"]
-                    req, vals = steps_meta.setdefault(int(st["step"]), (st["requested"], []))
-                    vals.append(int(st["value_bytes"]))
-                    if label in rates:
-                        data.setdefault(k, {}).setdefault(int(st["step"]), []).append(rates[label])
-                    else:
-                        failed.append(f"{scenario}/{k}/{rep}: no samples in the window of step {label}")
-        if not data:
+        run = rundata.Run(argv[1])
+        results = analyse.analyse(run, argv[2] if len(argv) > 2 else None)
+    except (rundata.RunError, ValueError) as e:
+        print(f"table.py: {e}", file=sys.stderr)
+        return 2
+    for sr in results:
+        if not sr.steps:
             continue
-        ks = [k for k in kernels if k in data]
-        base = baseline if baseline in ks else ("control" if "control" in ks else ks[0])
-        others = [k for k in ks if k != base]
-        print(f"\n{scenario}: {CGROUP} pgscan/s over each step's window, mean (sd, n) over repeats")
-        head = f"| {knob:>10} | {'value':>6} |" + "".join(f" {k:>22} |" for k in others + [base])
-        head += "".join(f" {k + ' % of ' + base:>20} |" for k in others)
-        print(head)
-        print("|" + "|".join("-" * (len(c)) for c in head.split("|")[1:-1]) + "|")
-        for step in sorted(steps_meta):
-            req, vals = steps_meta[step]
-            line = f"| {req:>10} | {fmt_size(statistics.mean(vals)):>6} |"
-            means = {}
-            for k in others + [base]:
-                r = data.get(k, {}).get(step, [])
-                if r:
-                    means[k] = statistics.mean(r)
-                    sd = statistics.stdev(r) if len(r) > 1 else 0.0
-                    line += f" {means[k]:>10.0f} ({sd:>5.0f}, {len(r)}) |"
-                else:
-                    line += f" {'-':>22} |"
-            for k in others:
-                # A percentage of (almost) nothing says nothing.
-                if k in means and means.get(base, 0) >= 1:
-                    line += f" {100 * means[k] / means[base]:>19.0f}% |"
-                else:
-                    line += f" {'n/a':>20} |"
-            print(line)
-    for f in failed:
-        print(f"missing: {f}")
+        print_table(sr, analyse.PRIMARY)
+        if sr.has_peer:
+            print_table(sr, analyse.PEER)
+            print(f"\n{sr.scenario}: workload.slice pgscan (and memory.current) as % of peer.slice's"
+                  " (model: low-reclaim pass)")
+            for n in sr.step_numbers():
+                cells = []
+                for k in sr.kernels:
+                    r, m = sr.peer_ratio(k, n), sr.peer_ratio_model(k, n)
+                    u = sr.peer_usage_ratio(k, n)
+                    cells.append(f"{k} {'n/a' if r is None else f'{100 * r:.0f}%'}"
+                                 f" (model {'n/a' if m is None else f'{100 * m:.0f}%'};"
+                                 f" memory.current {'n/a' if u is None else f'{100 * u:.0f}%'})")
+                print(f"  {sr.steps[n].requested}: " + ", ".join(cells))
+        stories = [(k, rep, s) for k in sr.kernels for rep, s in sorted(sr.ooms.get(k, []))]
+        if any(s.get("oom_kills") or s.get("held_report") for _, _, s in stories):
+            print(f"\n{sr.scenario}: OOM kills and how far the workload got")
+            for k, rep, s in stories:
+                first = "none" if s["first_oom_s"] is None else f"at {s['first_oom_s']:.0f}s"
+                held = s.get("held_report")
+                held = "-" if held is None else f"{held / MIB:.0f}M"
+                print(f"  {k} r{rep}: workload {s.get('workload_result') or '-'}, "
+                      f"{s['oom_kills'] or 0:.0f} OOM kills (first {first}), ramp held {held}, "
+                      f"low events {s.get('events.low') or 0:.0f}")
+    problems = [p for sr in results for p in sr.problems]
+    for p in run.problems:
+        print(f"missing: {p}")
+    if problems:
+        print(f"\n{len(problems)} notes on the data (report.py lists them), e.g.: {problems[0]}")
     return 0
 
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian packages the suite needs, if any is missing.
 #
-#   deps.sh [GROUP...]   groups: kernel guest test (default: all)
+#   deps.sh [GROUP...]   groups: kernel guest analysis test (default: all)
 #
 # Needs root to install; without it, prints the apt-get command to run.
 set -euo pipefail
@@ -15,12 +15,14 @@ declare -A PKGS=(
 		ccache cpio kmod xz-utils linux-source-6.1"
 	# The guest: its image and QEMU.
 	[guest]="qemu-system-x86 qemu-utils mmdebstrap e2fsprogs"
+	# Analysis: tables, statistics, plots, reports (Debian's Python only).
+	[analysis]="python3 python3-matplotlib"
 	# Running the tests.
 	[test]="perl shellcheck jq valgrind"
 )
 
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(kernel guest test)
+[ ${#groups[@]} -gt 0 ] || groups=(kernel guest analysis test)
 
 want=""
 for g in "${groups[@]}"; do

@@ -6,11 +6,19 @@ set -u
 . "$(dirname "$0")/lib/tap.sh"
 cd "$SUITE_ROOT" || exit 1
 
-mapfile -t scripts < <({ ls bench/*.sh rootfs/*.sh rootfs/overlay/usr/local/sbin/* tests/*.t tests/lib/*.sh .ci/run; } 2> /dev/null)
-for f in "${scripts[@]}"; do
-	out=$(shellcheck -x "$f" 2>&1)
-	ok $? "shellcheck $f${out:+
+# Shell scripts are shellchecked; Python ones (by name or first line) parsed.
+mapfile -t files < <({ ls bench/*.sh rootfs/*.sh rootfs/overlay/usr/local/sbin/* tests/*.t tests/lib/*.sh .ci/run \
+	analysis/*.py tests/fixtures/runs/*.py; } 2> /dev/null)
+for f in "${files[@]}"; do
+	if [[ "$f" == *.py ]] || [[ "$(sed -n 1p "$f")" == *python* ]]; then
+		out=$(/usr/bin/python3 -c 'import ast, sys; ast.parse(open(sys.argv[1]).read(), sys.argv[1])' "$f" 2>&1)
+		ok $? "python3 parses $f${out:+
 $(printf '%s\n' "$out" | sed 's/^/# /')}"
+	else
+		out=$(shellcheck -x "$f" 2>&1)
+		ok $? "shellcheck $f${out:+
+$(printf '%s\n' "$out" | sed 's/^/# /')}"
+	fi
 done
 
 help=$(make --no-print-directory 2>&1)

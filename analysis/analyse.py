@@ -1,0 +1,147 @@
+"""A run's scenarios, analysed: per step and kernel, every metric across
+repeats (mean, sd, 95% CI), each kernel against the baseline (% and Welch
+p), the measured scan fraction beside each variant's model."""
+import metrics
+import model
+import stats
+
+PRIMARY = "workload.slice"
+PEER = "peer.slice"
+
+
+class Step:
+    def __init__(self, number, label, knob, requested):
+        self.number = number
+        self.label = label
+        self.knob = knob  # "low" or "min"
+        self.requested = requested
+        self.values = []  # value_bytes of every job
+
+    @property
+    def value(self):
+        return stats.mean(self.values)
+
+
+class ScenarioResult:
+    def __init__(self, run, scenario, baseline=None):
+        self.run = run
+        self.scenario = scenario
+        self.jobs = run.good_jobs(scenario)
+        self.problems = []
+        self.steps = {}
+        # windows[cgroup][kernel][step number] = [Window per repeat]
+        self.windows = {PRIMARY: {}, PEER: {}}
+        self.ooms = {}
+        for job in self.jobs:
+            try:
+                job.samples
+            except Exception as e:  # a damaged file: say so, go on
+                self.problems.append(f"{job.name}: {e}")
+                continue
+            if job.samples.truncated:
+                self.problems.append(f"{job.name}: samples.csv line {job.samples.truncated} is cut short (ignored)")
+            has_peer = bool(job.samples.get(PEER, "memory.stat", "pgscan"))
+            for st in job.steps:
+                n = int(st["step"])
+                step = self.steps.setdefault(n, Step(n, st["label"], st["knob"], st["requested"]))
+                step.values.append(int(st["value_bytes"]))
+                for cg, app in ((PRIMARY, "workload"), (PEER, "peer")):
+                    if cg == PEER and not has_peer:
+                        continue
+                    w = metrics.window(job, st, cg, app)
+                    for p in w.problems:
+                        self.problems.append(f"{job.name} step {st['label']}: {p}")
+                    self.windows[cg].setdefault(job.kernel, {}).setdefault(n, []).append(w)
+            self.ooms.setdefault(job.kernel, []).append((job.repeat, metrics.oom_story(job)))
+        self.kernels = sorted({j.kernel for j in self.jobs})
+        if baseline and baseline not in self.kernels:
+            raise ValueError(f"baseline kernel '{baseline}' is not in scenario {scenario} ({', '.join(self.kernels)})")
+        self.baseline = baseline or ("control" if "control" in self.kernels else (self.kernels or [None])[0])
+        # The baseline first, then the others in name order.
+        self.kernels = [self.baseline] + [k for k in self.kernels if k != self.baseline] if self.kernels else []
+        self.has_peer = bool(self.windows[PEER])
+        self.knob = next(iter(self.steps.values())).knob if self.steps else "low"
+
+    def step_numbers(self):
+        return sorted(self.steps)
+
+    def values(self, kernel, step, key, cgroup=PRIMARY):
+        ws = self.windows[cgroup].get(kernel, {}).get(step, [])
+        return [w[key] for w in ws if w[key] is not None]
+
+    def summary(self, kernel, step, key, cgroup=PRIMARY):
+        return stats.summary(self.values(kernel, step, key, cgroup))
+
+    def versus(self, kernel, step, key="pgscan/s", cgroup=PRIMARY):
+        """(kernel's mean as % of the baseline's, Welch p) at a step."""
+        a = self.values(kernel, step, key, cgroup)
+        b = self.values(self.baseline, step, key, cgroup)
+        pct = None
+        if a and b and stats.mean(b) >= 1:
+            pct = 100 * stats.mean(a) / stats.mean(b)
+        w = stats.welch(a, b)
+        return pct, (w[2] if w else None)
+
+    def unprotected_step(self):
+        """The step without protection (knob value 0), the reference for
+        "% of unprotected"."""
+        zero = [n for n, s in self.steps.items() if s.values and max(s.values) == 0]
+        return zero[-1] if zero else None
+
+    def measured_fraction(self, kernel, step, cgroup=PRIMARY):
+        ref = self.unprotected_step()
+        if ref is None:
+            return None
+        a = self.values(kernel, step, "pgscan/s", cgroup)
+        b = self.values(kernel, ref, "pgscan/s", cgroup)
+        if not a or not b or stats.mean(b) < 1:
+            return None
+        return stats.mean(a) / stats.mean(b)
+
+    def protection(self, kernel, step, cgroup=PRIMARY):
+        """(usage, emin, elow) as measured in the step's windows, means of
+        repeats; None when a value is missing."""
+        usage = stats.mean(self.values(kernel, step, "memory.current", cgroup))
+        low = stats.mean(self.values(kernel, step, "memory.low", cgroup))
+        mn = stats.mean(self.values(kernel, step, "memory.min", cgroup))
+        if usage is None or low is None or mn is None:
+            return None
+        return usage, mn, low
+
+    def model_fraction(self, kernel, step, cgroup=PRIMARY, low_reclaim=False, variant=None):
+        variant = variant or model.variant_of(kernel)
+        p = self.protection(kernel, step, cgroup)
+        if variant is None or p is None:
+            return None
+        usage, emin, elow = p
+        return model.scan_fraction(variant, usage, emin, elow, low_reclaim)
+
+    def peer_ratio(self, kernel, step):
+        """workload.slice pgscan / peer.slice pgscan, measured (means)."""
+        a = self.values(kernel, step, "pgscan/s", PRIMARY)
+        b = self.values(kernel, step, "pgscan/s", PEER)
+        if not a or not b or stats.mean(b) < 1:
+            return None
+        return stats.mean(a) / stats.mean(b)
+
+    def peer_usage_ratio(self, kernel, step):
+        """workload.slice memory.current / peer.slice's (means): what the
+        difference in pressure leaves each with."""
+        a = self.values(kernel, step, "memory.current", PRIMARY)
+        b = self.values(kernel, step, "memory.current", PEER)
+        if not a or not b or not stats.mean(b):
+            return None
+        return stats.mean(a) / stats.mean(b)
+
+    def peer_ratio_model(self, kernel, step, variant=None):
+        """The same ratio as the low-reclaim pass of the kernel's formula
+        predicts it from each slice's measured usage and protection."""
+        a = self.model_fraction(kernel, step, PRIMARY, True, variant)
+        b = self.model_fraction(kernel, step, PEER, True, variant)
+        if a is None or not b:
+            return None
+        return a / b
+
+
+def analyse(run, baseline=None):
+    return [ScenarioResult(run, s, baseline) for s in run.scenarios()]

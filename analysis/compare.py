@@ -1,0 +1,96 @@
+#!/usr/bin/python3
+"""Compare two bench runs: the same kernel, scenario and step in run A and
+run B, workload.slice pgscan/s mean ± 95% CI in each, B as % of A, and
+Welch's p. An A/A check (the same kernels run twice) should show no small
+p-values beyond what chance gives.
+
+usage: compare.py RUN_A RUN_B [--metric KEY]
+
+KEY is a per-window metric: pgscan/s (default), pgsteal/s, refaults/s,
+pgmajfault/s, psi_some%, psi_full%, memory.current, scan_share%, app_rate.
+"""
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import analyse  # noqa: E402
+import rundata  # noqa: E402
+import stats  # noqa: E402
+
+METRICS = ("pgscan/s", "pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "psi_full%",
+           "memory.current", "scan_share%", "app_rate")
+
+
+def cell(xs):
+    s = stats.summary(xs)
+    if not s["n"]:
+        return "-"
+    ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
+    return f"{s['mean']:.0f}{ci} ({s['n']})"
+
+
+def compare(a_dir, b_dir, metric="pgscan/s"):
+    """(rows, notes): rows of [scenario, kernel, step, A, B, B % of A, p]."""
+    if metric not in METRICS:
+        raise ValueError(f"unknown metric '{metric}' (one of: {', '.join(METRICS)})")
+    a = {sr.scenario: sr for sr in analyse.analyse(rundata.Run(a_dir))}
+    b = {sr.scenario: sr for sr in analyse.analyse(rundata.Run(b_dir))}
+    rows, notes = [], []
+    for scenario in sorted(set(a) | set(b)):
+        if scenario not in a or scenario not in b:
+            notes.append(f"scenario {scenario} is only in run {'A' if scenario in a else 'B'}")
+            continue
+        sa, sb = a[scenario], b[scenario]
+        for k in sorted(set(sa.kernels) | set(sb.kernels)):
+            if k not in sa.kernels or k not in sb.kernels:
+                notes.append(f"{scenario}: kernel {k} is only in run {'A' if k in sa.kernels else 'B'}")
+                continue
+            for n in sorted(set(sa.steps) & set(sb.steps)):
+                if sa.steps[n].requested != sb.steps[n].requested:
+                    notes.append(f"{scenario} step {n}: {sa.steps[n].requested} in A, "
+                                 f"{sb.steps[n].requested} in B; not compared")
+                    continue
+                xa, xb = sa.values(k, n, metric), sb.values(k, n, metric)
+                pct = None
+                if xa and xb and stats.mean(xa) >= 1:
+                    pct = 100 * stats.mean(xb) / stats.mean(xa)
+                w = stats.welch(xa, xb)
+                rows.append([scenario, k, sa.steps[n].requested, cell(xa), cell(xb),
+                             "n/a" if pct is None else f"{pct:.0f}%",
+                             "-" if w is None else ("<0.001" if w[2] < 0.001 else f"{w[2]:.3f}")])
+    return rows, notes
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="compare.py", description="Compare two bench runs.")
+    ap.add_argument("a", help="run A (the reference)")
+    ap.add_argument("b", help="run B")
+    ap.add_argument("--metric", default="pgscan/s", help="per-window metric (default pgscan/s)")
+    args = ap.parse_args(argv[1:])
+    try:
+        rows, notes = compare(args.a, args.b, args.metric)
+    except (rundata.RunError, ValueError) as e:
+        print(f"compare.py: {e}", file=sys.stderr)
+        return 2
+    print(f"A = {args.a}\nB = {args.b}\nworkload.slice {args.metric}, mean ± 95% CI (repeats)\n")
+    head = ["scenario", "kernel", "step", "A", "B", "B % of A", "p"]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
+    print("| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+    small = sum(1 for r in rows if r[-1] not in ("-",) and (r[-1] == "<0.001" or float(r[-1]) < 0.05))
+    tested = sum(1 for r in rows if r[-1] != "-")
+    print(f"\n{small} of {tested} comparisons with p < 0.05 (by chance alone, about {0.05 * tested:.1f})")
+    for n in notes:
+        print(f"note: {n}")
+    if not rows:
+        print("compare.py: nothing in common to compare", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

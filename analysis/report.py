@@ -1,0 +1,296 @@
+#!/usr/bin/python3
+"""Render the report of a bench run from its saved result directory.
+
+usage: report.py RUN_DIR [--baseline KERNEL] [--out DIR]
+
+Writes RUN_DIR/report.md, RUN_DIR/report.html (self-contained: the plots
+are embedded) and the plots as PNG and SVG in RUN_DIR/plots/, and prints
+where. Boots nothing: everything comes from the files the run left.
+"""
+import argparse
+import base64
+import datetime
+import html
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import analyse  # noqa: E402
+import model  # noqa: E402
+import rundata  # noqa: E402
+
+MIB = 2 ** 20
+
+
+def fmt(v, digits=0, unit=""):
+    if v is None:
+        return "-"
+    if isinstance(v, float) and v != v:
+        return "-"
+    return f"{v:,.{digits}f}{unit}"
+
+
+def fmt_p(p):
+    if p is None:
+        return "-"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def mean_ci(s, digits=0):
+    if not s["n"]:
+        return "-"
+    text = fmt(s["mean"], digits)
+    if s["ci95"] is not None:
+        text += f" ± {fmt(s['ci95'], digits)}"
+    return f"{text} (n={s['n']})"
+
+
+class Doc:
+    """A report as blocks, rendered to Markdown and to HTML."""
+
+    def __init__(self):
+        self.blocks = []
+
+    def h(self, level, text):
+        self.blocks.append(("h", level, text))
+
+    def p(self, text):
+        self.blocks.append(("p", text))
+
+    def table(self, header, rows):
+        self.blocks.append(("table", header, rows))
+
+    def img(self, path, alt):
+        self.blocks.append(("img", path, alt))
+
+    def ul(self, items):
+        self.blocks.append(("ul", items))
+
+    def markdown(self, base):
+        out = []
+        for b in self.blocks:
+            if b[0] == "h":
+                out.append("#" * b[1] + " " + b[2])
+            elif b[0] == "p":
+                out.append(b[1])
+            elif b[0] == "table":
+                out.append("| " + " | ".join(b[1]) + " |")
+                out.append("|" + "|".join("---" for _ in b[1]) + "|")
+                for r in b[2]:
+                    out.append("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |")
+            elif b[0] == "img":
+                out.append(f"![{b[2]}]({os.path.relpath(b[1] + '.svg', base)})")
+            elif b[0] == "ul":
+                out.extend(f"- {i}" for i in b[1])
+            out.append("")
+        return "\n".join(out)
+
+    def html(self, title):
+        out = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'>",
+               f"<title>{html.escape(title)}</title>",
+               "<style>body{font-family:sans-serif;max-width:72em;margin:auto;padding:1em}"
+               "table{border-collapse:collapse;margin:0.5em 0}"
+               "td,th{border:1px solid #bbb;padding:0.2em 0.5em;text-align:right}"
+               "th{background:#eee}td:first-child{text-align:left}img{max-width:100%}</style>",
+               "</head><body>"]
+        for b in self.blocks:
+            if b[0] == "h":
+                out.append(f"<h{b[1]}>{html.escape(b[2])}</h{b[1]}>")
+            elif b[0] == "p":
+                out.append(f"<p>{html.escape(b[1])}</p>")
+            elif b[0] == "table":
+                out.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in b[1]) + "</tr>")
+                for r in b[2]:
+                    out.append("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>")
+                out.append("</table>")
+            elif b[0] == "img":
+                with open(b[1] + ".png", "rb") as f:
+                    data = base64.b64encode(f.read()).decode()
+                out.append(f"<p><img alt='{html.escape(b[2])}' src='data:image/png;base64,{data}'></p>")
+            elif b[0] == "ul":
+                out.append("<ul>" + "".join(f"<li>{html.escape(i)}</li>" for i in b[1]) + "</ul>")
+        out.append("</body></html>")
+        return "\n".join(out)
+
+
+def provenance(run, doc):
+    doc.h(2, "Provenance")
+    info = run.info
+    doc.p(f"Run {run.id}: started {info.get('started', '?')}, profile {info.get('profile', '?')}, "
+          f"suite {info.get('suite_version', '?')}, host {info.get('host', '?')}.")
+    rows = []
+    seen = set()
+    for j in run.jobs:
+        if j.kernel in seen or not j.meta:
+            continue
+        seen.add(j.kernel)
+        km = j.meta.get("kernel_manifest") or {}
+        g = j.guest_meta or j.meta.get("guest") or {}
+        job = j.meta.get("job") or {}
+        rows.append([j.kernel, km.get("kernel_release", "?"), (km.get("series_hash") or "-")[:12],
+                     (km.get("config_hash") or "-")[:12], j.meta.get("accelerator", "?"),
+                     f"{job.get('memory', '?')}, {job.get('cpus', '?')} CPUs, swap {job.get('swap', '?')}",
+                     g.get("cgroup2_mount_options", "?"), g.get("lru_gen_enabled", "?"),
+                     (j.meta.get("rootfs_hash") or "-")[:12]])
+    doc.table(["kernel", "release", "series", "config", "accel", "guest", "cgroup2 mount", "MGLRU", "image"], rows)
+
+
+def scenario_section(sr, doc, plotdir, date):
+    doc.h(2, f"Scenario {sr.scenario}")
+    if not sr.jobs:
+        doc.p("No job of this scenario has results.")
+        return []
+    knob = f"memory.{sr.knob}"
+    base = sr.baseline
+    others = [k for k in sr.kernels if k != base]
+    reps = {k: len({j.repeat for j in sr.jobs if j.kernel == k}) for k in sr.kernels}
+    doc.p("Jobs with results: " + ", ".join(f"{k} {n}" for k, n in reps.items()) +
+          f". Rates are over each step's measuring window only (settling left out); ± is the 95% "
+          f"confidence interval of the mean over repeats; p is Welch's t-test against {base}.")
+    steps = sr.step_numbers()
+    doc.h(3, "workload.slice page scanning")
+    header = [knob, "value"] + [f"{k} pgscan/s" for k in sr.kernels]
+    for k in others:
+        header += [f"{k} % of {base}", "p"]
+    rows = []
+    for n in steps:
+        st = sr.steps[n]
+        row = [st.requested, fmt(st.value / MIB, 0, "M")]
+        row += [mean_ci(sr.summary(k, n, "pgscan/s")) for k in sr.kernels]
+        for k in others:
+            pct, p = sr.versus(k, n)
+            row += [fmt(pct, 0, "%"), fmt_p(p)]
+        rows.append(row)
+    doc.table(header, rows)
+
+    doc.h(3, "Per step, mean over repeats")
+    header = ["kernel", knob, "pgsteal/s", "refaults/s", "pgmajfault/s", "PSI some %", "PSI full %",
+              "memory.current", "share of all scanning", "workload rate", "low events", "oom_kill"]
+    rows = []
+    for k in sr.kernels:
+        for n in steps:
+            s = {key: sr.summary(k, n, key)["mean"] for key in
+                 ("pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "psi_full%", "memory.current",
+                  "scan_share%", "app_rate", "events.low", "events.oom_kill")}
+            ws = sr.windows[analyse.PRIMARY].get(k, {}).get(n, [])
+            unit = next((w["app_unit"] for w in ws if w["app_unit"]), "")
+            rows.append([k, sr.steps[n].requested, fmt(s["pgsteal/s"]), fmt(s["refaults/s"]),
+                         fmt(s["pgmajfault/s"], 1), fmt(s["psi_some%"], 1), fmt(s["psi_full%"], 1),
+                         fmt(s["memory.current"] and s["memory.current"] / MIB, 0, "M"),
+                         fmt(s["scan_share%"], 1, "%"), f"{fmt(s['app_rate'])} {unit}".strip(),
+                         fmt(s["events.low"]), fmt(s["events.oom_kill"])])
+    doc.table(header, rows)
+
+    if sr.unprotected_step() is not None and len(steps) > 1:
+        doc.h(3, "Against the model")
+        doc.p("Measured: the step's mean scan rate as % of the same kernel's rate without protection. "
+              "Model: the scan fraction of the kernel's formula (first reclaim pass) at the measured "
+              "usage and protection of the step. Deviation in percentage points.")
+        rows = []
+        for k in sr.kernels:
+            v = model.variant_of(k)
+            for n in steps:
+                f, m = sr.measured_fraction(k, n), sr.model_fraction(k, n)
+                p = sr.protection(k, n)
+                rows.append([k, model.LABELS.get(v, v or "no model"), sr.steps[n].requested,
+                             fmt(p and p[0] / MIB, 0, "M"), fmt(f and 100 * f, 0, "%"),
+                             fmt(m if m is None else 100 * m, 0, "%"),
+                             fmt(None if f is None or m is None else 100 * (f - m), 0, " pp")])
+        doc.table(["kernel", "formula", knob, "usage", "measured", "model", "deviation"], rows)
+
+    if sr.has_peer:
+        doc.h(3, "workload.slice against peer.slice")
+        doc.p("Both slices are protected by memory.low beyond what the guest has; only workload.slice "
+              "also has memory.min. Ratio: workload.slice's pgscan/s as % of peer.slice's. Model: the "
+              "ratio of the two slices' scan fractions in the low-reclaim pass of each formula, at "
+              "their measured usage. Two readers that stream as fast as they can are scanned about as "
+              "fast as they fault pages in, so lower pressure also shows as a larger share of memory: "
+              "the memory.current ratio.")
+        rows = []
+        for k in sr.kernels:
+            for n in steps:
+                r, m = sr.peer_ratio(k, n), sr.peer_ratio_model(k, n)
+                u = sr.peer_usage_ratio(k, n)
+                rows.append([k, sr.steps[n].requested, mean_ci(sr.summary(k, n, "pgscan/s")),
+                             mean_ci(sr.summary(k, n, "pgscan/s", analyse.PEER)),
+                             fmt(r and 100 * r, 0, "%"), fmt(m if m is None else 100 * m, 0, "%"),
+                             fmt(sr.summary(k, n, "memory.current")["mean"] and
+                                 sr.summary(k, n, "memory.current")["mean"] / MIB, 0, "M"),
+                             fmt(sr.summary(k, n, "memory.current", analyse.PEER)["mean"] and
+                                 sr.summary(k, n, "memory.current", analyse.PEER)["mean"] / MIB, 0, "M"),
+                             fmt(u and 100 * u, 0, "%")])
+        doc.table(["kernel", knob, "workload.slice pgscan/s", "peer.slice pgscan/s", "ratio", "model ratio",
+                   "workload.slice memory.current", "peer.slice memory.current", "ratio"], rows)
+
+    stories = [(k, rep, s) for k in sr.kernels for rep, s in sorted(sr.ooms.get(k, []))]
+    if any(s.get("oom_kills") or s.get("held_report") or (s.get("workload_result") not in (None, "success"))
+           for _, _, s in stories):
+        doc.h(3, "OOM kills and how far the workload got")
+        rows = []
+        for k, rep, s in stories:
+            first = "-" if s["first_oom_s"] is None else f"{s['first_oom_s']:.0f}s ({s['first_oom_step']})"
+            held = s.get("held_report")
+            rows.append([k, f"r{rep}", s.get("workload_result") or "-", fmt(s["oom_kills"]), first,
+                         fmt(held and held / MIB, 0, "M"),
+                         fmt(s.get("ramp_seconds"), 0, "s"), fmt(s.get("events.low")),
+                         fmt(s.get("events.oom")), fmt(s.get("events.oom_kill"))])
+        doc.table(["kernel", "repeat", "workload ended", "OOM kills", "first OOM kill", "ramp held",
+                   "ramp ran", "low events", "oom events", "oom_kill events"], rows)
+
+    names = __import__("plots").all_plots(sr, plotdir, date)
+    for name in names:
+        doc.img(os.path.join(plotdir, name), f"{sr.scenario} {name}")
+    return names
+
+
+def build(run_dir, baseline=None, out=None):
+    run = rundata.Run(run_dir)
+    out = out or run.path
+    plotdir = os.path.join(out, "plots")
+    os.makedirs(plotdir, exist_ok=True)
+    date = (run.info.get("started") or datetime.date.today().isoformat())[:10]
+    doc = Doc()
+    doc.h(1, f"cgroup memory protection bench: run {run.id}")
+    results = analyse.analyse(run, baseline)
+    kernels = sorted({k for sr in results for k in sr.kernels})
+    doc.p(f"Kernels: {', '.join(kernels) or 'none'}. Scenarios: {', '.join(r.scenario for r in results)}.")
+    for sr in results:
+        scenario_section(sr, doc, plotdir, date)
+    provenance(run, doc)
+    doc.h(2, "Failed or missing jobs")
+    doc.ul(run.problems or ["none"])
+    problems = [p for sr in results for p in sr.problems]
+    doc.h(2, "Problems in the data")
+    doc.ul(problems[:200] + ([f"... and {len(problems) - 200} more"] if len(problems) > 200 else [])
+           or ["none: no counter resets, gaps or unreadable files inside the measuring windows"])
+    peers = os.path.join(run.path, "peers")
+    if os.path.isdir(peers):
+        doc.h(2, "Peer suites")
+        doc.ul(sorted(os.listdir(peers)))
+    md = os.path.join(out, "report.md")
+    ht = os.path.join(out, "report.html")
+    for path, text in ((md, doc.markdown(out)), (ht, doc.html(f"bench run {run.id}"))):
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+    return md, ht, results
+
+
+def main(argv):
+    ap = argparse.ArgumentParser(prog="report.py", description="Render a bench run's report.")
+    ap.add_argument("run", help="a run directory, e.g. results/20261203-full")
+    ap.add_argument("--baseline", help="the kernel others are compared to (default: control)")
+    ap.add_argument("--out", help="where to write (default: the run directory)")
+    a = ap.parse_args(argv[1:])
+    try:
+        md, ht, _ = build(a.run, a.baseline, a.out)
+    except (rundata.RunError, ValueError) as e:
+        print(f"report.py: {e}", file=sys.stderr)
+        return 2
+    print(f"report.py: wrote {md} and {ht}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

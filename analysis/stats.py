@@ -1,0 +1,111 @@
+"""Statistics across repeats, with the standard library only: mean, sample
+standard deviation, Student-t 95% confidence interval, and Welch's unequal
+variances t-test (two-sided), as mmtests' compare-kernels reports it.
+
+The t distribution's CDF comes from the regularized incomplete beta
+function, evaluated by its continued fraction (Lentz's method).
+"""
+import math
+
+
+def mean(xs):
+    return sum(xs) / len(xs) if xs else None
+
+
+def sd(xs):
+    """Sample standard deviation (n - 1); None below two values."""
+    if len(xs) < 2:
+        return None
+    m = mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def _betacf(a, b, x):
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1, a - 1
+    c, d = 1.0, 1 - qab * x / qap
+    d = 1 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1 + aa * d
+        d = 1 / (d if abs(d) > tiny else tiny)
+        c = 1 + aa / c
+        c = c if abs(c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1 + aa * d
+        d = 1 / (d if abs(d) > tiny else tiny)
+        c = 1 + aa / c
+        c = c if abs(c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1) < 1e-15:
+            break
+    return h
+
+
+def betainc(a, b, x):
+    """Regularized incomplete beta I_x(a, b)."""
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    lbeta = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b)
+    front = math.exp(lbeta + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_sf2(t, df):
+    """Two-sided p-value of a t statistic with df degrees of freedom."""
+    if math.isinf(t):
+        return 0.0
+    return betainc(df / 2, 0.5, df / (df + t * t))
+
+
+def t_quantile(p, df):
+    """The t value below which a fraction p (> 0.5) of the distribution lies."""
+    target = 2 * (1 - p)  # two-sided tail
+    lo, hi = 0.0, 1.0
+    while t_sf2(hi, df) > target:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_sf2(mid, df) > target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def ci95(xs):
+    """Half-width of the 95% confidence interval of the mean; None below two
+    values."""
+    s = sd(xs)
+    if s is None:
+        return None
+    return t_quantile(0.975, len(xs) - 1) * s / math.sqrt(len(xs))
+
+
+def welch(a, b):
+    """(t, df, two-sided p) of Welch's t-test between samples a and b; None
+    when either has fewer than two values. Two samples without spread give
+    p = 1 when their means are equal and 0 when not."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    ma, mb = mean(a), mean(b)
+    va, vb = sd(a) ** 2 / len(a), sd(b) ** 2 / len(b)
+    if va + vb == 0:
+        return (0.0 if ma == mb else math.inf, None, 1.0 if ma == mb else 0.0)
+    t = (ma - mb) / math.sqrt(va + vb)
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    return (t, df, t_sf2(t, df))
+
+
+def summary(xs):
+    """{n, mean, sd, ci95} of a list of numbers (None entries dropped)."""
+    xs = [x for x in xs if x is not None]
+    return {"n": len(xs), "mean": mean(xs), "sd": sd(xs), "ci95": ci95(xs)}

@@ -1,0 +1,338 @@
+#!/usr/bin/python3
+"""The analysis (analysis/*.py) against the small result directory in
+tests/fixtures/runs/ab, whose numbers are chosen so that every expected
+value below can be worked out by hand (see make-fixtures.py there): rates
+from counter deltas, settling left out, counter resets and a knob change
+inside a window reported, the statistics, the model at known points, the
+tables, a plot and both reports, and bad input refused. Speaks TAP."""
+import contextlib
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "analysis"))
+FIX = os.path.join(ROOT, "tests", "fixtures", "runs", "ab")
+MIB = 2 ** 20
+
+import analyse  # noqa: E402
+import compare  # noqa: E402
+import metrics  # noqa: E402
+import model  # noqa: E402
+import rundata  # noqa: E402
+import stats  # noqa: E402
+
+
+def result(scenario, baseline=None):
+    run = rundata.Run(FIX)
+    return next(sr for sr in analyse.analyse(run, baseline) if sr.scenario == scenario)
+
+
+class Rates(unittest.TestCase):
+    def test_rate_from_deltas(self):
+        p = []
+        self.assertEqual(metrics.rate([(0, 0), (1, 10), (3, 30)], 1, "x", p), 10)
+        self.assertEqual(p, [])
+
+    def test_reset_left_out_and_reported(self):
+        p = []
+        self.assertEqual(metrics.rate([(0, 0), (1, 10), (2, 3), (3, 13)], 1, "x", p), 10)
+        self.assertEqual(len(p), 1)
+        self.assertIn("counter went down", p[0])
+
+    def test_gap_left_out_and_reported(self):
+        p = []
+        self.assertEqual(metrics.rate([(0, 0), (1, 10), (5, 1000), (6, 1010)], 1, "x", p), 10)
+        self.assertIn("gap of 4.0s", p[0])
+
+    def test_one_sample_is_no_rate(self):
+        p = []
+        self.assertIsNone(metrics.rate([(0, 5)], 1, "x", p))
+        self.assertIn("fewer than two samples", p[0])
+
+    def test_window_rates_exclude_settling(self):
+        # Settling scans 50000/s in the fixture; the windows 0, 1000+100r.
+        sr = result("low-steps")
+        self.assertEqual(sr.values("control", 1, "pgscan/s"), [0, 0, 0])
+        self.assertEqual(sorted(sr.values("control", 2, "pgscan/s")), [1000, 1100, 1200])
+        self.assertEqual(sorted(sr.values("patched", 2, "pgscan/s")), [300, 330, 360])
+
+    def test_reset_in_a_real_window(self):
+        sr = result("low-steps")
+        self.assertEqual(sorted(sr.values("control", 3, "pgscan/s")), [1000, 1100, 1200])
+        self.assertTrue(any("control/r3 step s3: workload.slice pgscan: counter went down" in p
+                            for p in sr.problems))
+
+    def test_knob_change_ends_the_window(self):
+        # patched r2's last s2 sample was taken after s3's knob change and
+        # carries a jump of 50000: the window must end before it.
+        sr = result("low-steps")
+        self.assertIn(330, sr.values("patched", 2, "pgscan/s"))
+        self.assertTrue(any("patched/r2 step s2: memory.low changed inside the window" in p
+                            for p in sr.problems))
+        self.assertEqual(sr.values("patched", 2, "memory.low"), [500 * MIB] * 3)
+
+    def test_other_metrics(self):
+        sr = result("low-steps")
+        self.assertAlmostEqual(sr.values("control", 2, "pgsteal/s")[0], 900)
+        self.assertAlmostEqual(sr.values("control", 2, "refaults/s")[0], 500)
+        self.assertAlmostEqual(sr.values("control", 2, "pgmajfault/s")[0], 2)
+        self.assertAlmostEqual(sr.values("control", 2, "psi_some%")[0], 2.0)
+        self.assertAlmostEqual(sr.values("control", 2, "psi_full%")[0], 1.0)
+        self.assertAlmostEqual(sr.values("control", 2, "scan_share%")[0], 25.0)
+        self.assertAlmostEqual(sr.values("control", 2, "app_rate")[0], 100000)
+        self.assertEqual(sr.values("control", 2, "memory.current")[0], 1000 * MIB)
+        self.assertEqual(sr.values("control", 2, "events.low")[0], 5)
+
+
+class Statistics(unittest.TestCase):
+    def test_mean_sd_ci(self):
+        s = stats.summary([1000, 1100, 1200])
+        self.assertEqual(s["mean"], 1100)
+        self.assertAlmostEqual(s["sd"], 100)
+        # t(0.975, 2) = 4.3027; 4.3027 * 100 / sqrt(3) = 248.42
+        self.assertAlmostEqual(s["ci95"], 248.42, places=1)
+
+    def test_t_quantiles(self):
+        self.assertAlmostEqual(stats.t_quantile(0.975, 1), 12.706, places=2)
+        self.assertAlmostEqual(stats.t_quantile(0.975, 10), 2.228, places=3)
+
+    def test_welch(self):
+        # By hand: t = -3 / sqrt(1/3 + 1/3) = -3.674, df = 4, p = 0.0213.
+        t, df, p = stats.welch([1, 2, 3], [4, 5, 6])
+        self.assertAlmostEqual(t, -3.6742, places=3)
+        self.assertAlmostEqual(df, 4.0)
+        self.assertAlmostEqual(p, 0.02131, places=4)
+
+    def test_welch_unequal(self):
+        # 300/330/360 against 1000/1100/1200: sd 30 and 100; t = -770 /
+        # sqrt(300 + 3333.3) = -12.774; df = 3633.3^2 / (300^2/2 + 3333.3^2/2)
+        t, df, p = stats.welch([300, 330, 360], [1000, 1100, 1200])
+        self.assertAlmostEqual(t, -12.774, places=2)
+        self.assertAlmostEqual(df, 2.3572, places=3)
+        self.assertLess(p, 0.01)
+
+    def test_too_few(self):
+        self.assertIsNone(stats.welch([1], [2, 3]))
+        self.assertIsNone(stats.summary([5])["ci95"])
+
+    def test_versus_baseline(self):
+        pct, p = result("low-steps").versus("patched", 2)
+        self.assertAlmostEqual(pct, 30.0)
+        self.assertAlmostEqual(p, stats.welch([300, 330, 360], [1000, 1100, 1200])[2])
+
+
+class Model(unittest.TestCase):
+    def test_design_table(self):
+        # DESIGN.md section 1, first-pass fractions at usage / elow.
+        for ratio, want in ((1.05, (1, 0.05, 0.05, 0.048, 0.048)),
+                            (1.3, (1, 0.30, 0.30, 0.23, 0.23)),
+                            (2.0, (1, 1, 1, 0.5, 0.5)),
+                            (3.0, (1, 1, 1, 0.67, 0.67))):
+            got = [model.scan_fraction(v, ratio, 0, 1) for v in model.VARIANTS]
+            for g, w in zip(got, want):
+                self.assertAlmostEqual(g, w, places=2, msg=f"usage/elow {ratio}")
+
+    def test_within_protection(self):
+        for v in model.VARIANTS:
+            self.assertEqual(model.scan_fraction(v, 0.9, 0, 1), 0)
+            self.assertEqual(model.scan_fraction(v, 0.3, 0.4, 1, low_reclaim=True), 0)
+
+    def test_low_reclaim_with_emin(self):
+        # usage/elow 0.5, emin 0.4 elow: 009 0.5, 010 0.17, 011 0.2, cliff 1.
+        got = [model.scan_fraction(v, 0.5, 0.4, 1, low_reclaim=True) for v in model.VARIANTS]
+        for g, w in zip(got, (1, 0.5, 0.167, 0.2, 0.2)):
+            self.assertAlmostEqual(g, w, places=2)
+
+    def test_arms_and_unknown(self):
+        self.assertEqual(model.variant_of("patched@mglru"), "control")
+        self.assertIsNone(model.variant_of("mine"))
+        with self.assertRaises(ValueError):
+            model.scan_fraction("mine", 1, 0, 1)
+
+    def test_overlay_from_measured_values(self):
+        sr = result("low-steps")
+        # usage 1000M, memory.low 500M: 6.1 scans 1 - 500/1000 = 50%.
+        self.assertAlmostEqual(sr.model_fraction("patched", 2), 0.5)
+        self.assertEqual(sr.model_fraction("control", 2), 1.0)
+        self.assertAlmostEqual(sr.measured_fraction("patched", 2), 0.3)
+
+    def test_peer_ratio(self):
+        sr = result("emin-baseline")
+        self.assertTrue(sr.has_peer)
+        self.assertAlmostEqual(sr.peer_ratio("patched", 1), 0.5)
+        # low-reclaim pass: (1 - 400/900) against 1.
+        self.assertAlmostEqual(sr.peer_ratio_model("patched", 1), 5 / 9)
+        self.assertAlmostEqual(sr.peer_ratio_model("control", 1), 1.0)
+
+
+class Run(unittest.TestCase):
+    def test_failed_job_reported(self):
+        run = rundata.Run(FIX)
+        self.assertIn("low-steps/patched/r4: failed:timeout", run.problems)
+        self.assertEqual(len(run.good_jobs("low-steps")), 6)
+
+    def test_oom_story(self):
+        sr = result("oom-ramp")
+        (rep, s), = sr.ooms["patched"]
+        self.assertEqual(s["oom_kills"], 1)
+        self.assertEqual(s["first_oom_s"], 15)
+        self.assertEqual(s["workload_result"], "oom-kill")
+        self.assertEqual(s["held_report"], 1920 * MIB)
+
+    def test_baseline_choice(self):
+        self.assertEqual(result("low-steps").kernels, ["control", "patched"])
+        self.assertEqual(result("low-steps", "patched").kernels, ["patched", "control"])
+        with self.assertRaises(ValueError):
+            result("low-steps", "nosuch")
+
+
+class Outputs(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def test_reports_and_plots(self):
+        import report
+        md, ht, _ = report.build(FIX, out=self.tmp)
+        text = open(md).read()
+        self.assertIn("| 50% | 500M | 1,100 ± 248 (n=3) | 330 ± 75 (n=3) | 30% |", text)
+        self.assertIn("Against the model", text)
+        self.assertIn("low-steps/patched/r4: failed:timeout", text)
+        self.assertIn("counter went down", text)
+        self.assertIn("oom-kill", text)
+        for name in ("low-steps-pgscan", "low-steps-model", "low-steps-workload", "emin-baseline-peers",
+                     "oom-ramp-oom"):
+            for ext in ("png", "svg"):
+                path = os.path.join(self.tmp, "plots", f"{name}.{ext}")
+                self.assertGreater(os.path.getsize(path), 1000, path)
+        html = open(ht).read()
+        self.assertIn("data:image/png;base64,", html)
+        self.assertNotIn("src='plots/", html)
+        self.assertIn("6.1.192-patched", html)
+
+    def test_table_cli(self):
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "table.py"), FIX],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertRegex(out.stdout, r"\|\s+50% \|\s+500M \|\s+330 ± 75 \(3\) \|\s+1100 ± 248 \(3\) \|\s+30% \|")
+        self.assertIn("missing: low-steps/patched/r4: failed:timeout", out.stdout)
+
+    def test_compare_aa(self):
+        rows, notes = compare.compare(FIX, FIX)
+        self.assertTrue(rows)
+        self.assertTrue(all(r[5] in ("100%", "n/a") for r in rows))
+        self.assertTrue(all(r[6] in ("1.000", "-") for r in rows))
+
+
+class BadInput(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def cli(self, script, *args):
+        return subprocess.run([sys.executable, os.path.join(ROOT, "analysis", script), *args],
+                              capture_output=True, text=True)
+
+    def test_not_a_directory(self):
+        out = self.cli("report.py", os.path.join(self.tmp, "nope"))
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("is not a run directory", out.stderr)
+
+    def test_empty_directory(self):
+        out = self.cli("table.py", self.tmp)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("holds no jobs", out.stderr)
+
+    def copy(self):
+        dst = os.path.join(self.tmp, "run")
+        shutil.copytree(FIX, dst)
+        return dst
+
+    def test_wrong_schema(self):
+        run = self.copy()
+        path = os.path.join(run, "low-steps", "control", "r1", "guest", "out", "samples.csv")
+        text = open(path).read().replace("schema=1", "schema=9", 1)
+        open(path, "w").write(text)
+        out = self.cli("report.py", run, "--out", self.tmp)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("schema '9', this analysis reads schema 1", open(os.path.join(self.tmp, "report.md")).read())
+
+    def test_garbage_value(self):
+        run = self.copy()
+        path = os.path.join(run, "low-steps", "control", "r1", "guest", "out", "samples.csv")
+        with open(path, "a") as f:
+            f.write("30.000,done,workload.slice,memory.stat,pgscan,lots\n")
+        sr = next(s for s in analyse.analyse(rundata.Run(run)) if s.scenario == "low-steps")
+        self.assertTrue(any("value 'lots' is not a number" in p for p in sr.problems))
+        self.assertEqual(len(sr.values("control", 2, "pgscan/s")), 2)
+
+    def test_truncated_last_line(self):
+        run = self.copy()
+        path = os.path.join(run, "low-steps", "control", "r1", "guest", "out", "samples.csv")
+        with open(path, "a") as f:
+            f.write("30.000,done,workload.sl")
+        sr = next(s for s in analyse.analyse(rundata.Run(run)) if s.scenario == "low-steps")
+        self.assertTrue(any("cut short" in p for p in sr.problems))
+        self.assertEqual(len(sr.values("control", 2, "pgscan/s")), 3)
+
+    def test_bad_manifest(self):
+        run = self.copy()
+        with open(os.path.join(run, "manifest.tsv"), "a") as f:
+            f.write("garbage\n")
+        with self.assertRaises(rundata.RunError) as e:
+            rundata.Run(run)
+        self.assertIn("manifest.tsv:", str(e.exception))
+
+    def test_unknown_metric(self):
+        out = self.cli("compare.py", FIX, FIX, "--metric", "speed")
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("unknown metric 'speed'", out.stderr)
+
+    def test_bad_baseline(self):
+        out = self.cli("report.py", FIX, "--baseline", "nosuch", "--out", self.tmp)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("baseline kernel 'nosuch'", out.stderr)
+
+
+class TAPResult(unittest.TextTestResult):
+    n = 0
+
+    def _line(self, ok, test, extra=""):
+        TAPResult.n += 1
+        print(f"{'ok' if ok else 'not ok'} {TAPResult.n} - {test.id().split('.', 1)[1]}{extra}")
+        sys.stdout.flush()
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._line(True, test)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._line(False, test)
+        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._line(False, test)
+        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._line(True, test, f" # SKIP {reason}")
+
+
+if __name__ == "__main__":
+    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
+    with contextlib.redirect_stderr(io.StringIO()):
+        res = unittest.TextTestRunner(stream=io.StringIO(), resultclass=TAPResult).run(suite)
+    print(f"1..{TAPResult.n}")
+    sys.exit(0 if res.wasSuccessful() else 1)
