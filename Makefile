@@ -83,6 +83,17 @@ compare: ## compare two runs (e.g. an A/A check): make compare A=<run> B=<run>
 	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: say A= and B= (run ids or directories)" >&2; exit 2; }
 	@$(PYTHON) analysis/compare.py $(call run_dir,$(A)) $(call run_dir,$(B)) $(if $(METRIC),--metric $(METRIC))
 
+# make peers: every variant unless KERNELS= says otherwise.
+PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 { print $$1 }'))
+
+.PHONY: peers
+peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id]
+	@$(KERNEL_SH) build $(call variants_of,$(PEER_KERNELS))
+	@rootfs/build.sh > /dev/null
+	@bench/selftests.sh build $(call variants_of,$(PEER_KERNELS))
+	@bench/selftests.sh run $(RUN) $(PEER_KERNELS)
+	@$(PYTHON) analysis/report.py results/$(RUN)
+
 .PHONY: kernels
 kernels: deps ## build kernel variants: all, or KERNELS="control patched"
 	@$(KERNEL_SH) build $(KERNELS)

@@ -18,6 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import analyse  # noqa: E402
 import model  # noqa: E402
+import peers  # noqa: E402
 import rundata  # noqa: E402
 
 MIB = 2 ** 20
@@ -264,10 +265,20 @@ def build(run_dir, baseline=None, out=None):
     doc.h(2, "Problems in the data")
     doc.ul(problems[:200] + ([f"... and {len(problems) - 200} more"] if len(problems) > 200 else [])
            or ["none: no counter resets, gaps or unreadable files inside the measuring windows"])
-    peers = os.path.join(run.path, "peers")
-    if os.path.isdir(peers):
-        doc.h(2, "Peer suites")
-        doc.ul(sorted(os.listdir(peers)))
+    data, peer_problems = peers.load(run.path)
+    if data:
+        doc.h(2, "Peer suite: the kernel's memcg selftests")
+        doc.p("tools/testing/selftests/cgroup/test_memcontrol, built from each variant's tree, run in "
+              "the guest under the cgroup2 mount as systemd makes it (recursiveprot: with "
+              "memory_recursiveprot) and remounted without that option (plain), as upstream intends.")
+        doc.table(*peers.rows(data))
+        header, body = peers.value_rows(data)
+        if body:
+            doc.p("memory.current of the protected children when test_memcg_min/low check them "
+                  "(printed by patches/selftests; the test expects C about 29M and D about 21M, within 10%):")
+            doc.table(header, body)
+        if peer_problems:
+            doc.ul(peer_problems)
     md = os.path.join(out, "report.md")
     ht = os.path.join(out, "report.html")
     for path, text in ((md, doc.markdown(out)), (ht, doc.html(f"bench run {run.id}"))):

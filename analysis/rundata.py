@@ -141,8 +141,8 @@ class Run:
                 for rep in sorted(os.listdir(kdir)):
                     if rep.startswith("r") and rep[1:].isdigit():
                         self.jobs.append(Job(self, scenario, kernel, int(rep[1:]), os.path.join(kdir, rep)))
-        if not self.jobs and not self.manifest:
-            raise RunError(f"'{path}' holds no jobs (no SCENARIO/KERNEL/rN directories, no manifest.tsv)")
+        if not self.jobs and not self.manifest and not os.path.isdir(os.path.join(path, "peers")):
+            raise RunError(f"'{path}' holds no jobs (no SCENARIO/KERNEL/rN directories, no manifest.tsv, no peers/)")
         have = {(j.scenario, j.kernel, j.repeat) for j in self.jobs}
         for key, status in sorted(self.manifest.items()):
             if key not in have:

@@ -42,6 +42,9 @@ usage: $PROG COMMAND [ARGS]
   add NAME patches=DIR [base=VARIANT] [DESCRIPTION]
                         register your own kernel in variants.local
   path VARIANT          print the directory with VARIANT's bzImage
+  export-selftests VARIANT DIR
+                        copy the cgroup selftests' sources and the UAPI
+                        headers of VARIANT's tree into DIR (src/, usr/)
 
 Environment: KSRC (source tree), KOBJ (object tree), KOUT (built kernels),
 TARBALL (the linux-source tarball), JOBS (make -j), V=1 (show commands).
@@ -377,6 +380,23 @@ make_config() {
 # ---------------------------------------------------------------------------
 # Building
 
+# The cgroup selftests' sources (with what they include) and the tree's UAPI
+# headers, copied out under the tree lock so that they are the variant's.
+SELFTEST_FILES=(kselftest.h cgroup/test_memcontrol.c cgroup/cgroup_util.c cgroup/cgroup_util.h
+	cgroup/Makefile clone3/clone3_selftests.h pidfd/pidfd.h)
+export_selftests() {
+	local dir=$1 f
+	rm -rf "${dir:?}/src" "${dir:?}/usr"
+	mkdir -p "$dir/src/tools/testing/selftests"
+	for f in "${SELFTEST_FILES[@]}"; do
+		mkdir -p "$(dirname "$dir/src/tools/testing/selftests/$f")"
+		cp "$KSRC/tools/testing/selftests/$f" "$dir/src/tools/testing/selftests/$f" ||
+			die "$f is not in the tree"
+	done
+	kmake -s headers_install INSTALL_HDR_PATH="$(cd "$dir" && pwd)/usr" > /dev/null ||
+		die "make headers_install failed"
+}
+
 lock_tree() {
 	mkdir -p "$BUILD_DIR"
 	exec 9> "$BUILD_DIR/.kernel.lock"
@@ -651,6 +671,20 @@ main() {
 		apply_variant "$1"
 		make_config
 		kmake -s -j"$JOBS" LOCALVERSION="-$1" "$2"
+		;;
+	export-selftests)
+		[ $# -eq 2 ] || usage_error "usage: $PROG export-selftests VARIANT DIR"
+		variant_how "$1" > /dev/null
+		lock_tree
+		ensure_source
+		if [ "$(variant_kind "$1")" = source ]; then
+			apply_variant "$1"
+		else
+			# A prebuilt kernel has no tree here: the stock one's tests.
+			log "variant '$1' is prebuilt: its selftests come from the stock tree (patched)"
+			apply_variant patched
+		fi
+		export_selftests "$2"
 		;;
 	check-config)
 		[ $# -eq 1 ] || usage_error "usage: $PROG check-config FILE"

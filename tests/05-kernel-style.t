@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Kernel style, checked by the kernel's own scripts/checkpatch.pl (taken from
-# the linux-source tarball): the patch series, and the suite's C code, which
-# follows kernel style too. For userspace C, three kernel-only checks are
-# off: volatile (sig_atomic_t needs it), function names in usage strings,
-# and __printf (a kernel macro).
+# the linux-source tarball): the patch series, the selftest patch, and the
+# suite's C code, which follows kernel style too. For userspace C, three
+# kernel-only checks are off: volatile (sig_atomic_t needs it), function
+# names in usage strings, and __printf (a kernel macro).
 set -u
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/lib/tap.sh"
@@ -18,9 +18,9 @@ tar -xJf "$TARBALL" -C "$tmp" --strip-components=1 linux-source-6.1/scripts/chec
 ok $? "checkpatch.pl extracted from $(basename "$TARBALL")"
 CHECKPATCH=("$tmp/scripts/checkpatch.pl" --no-tree --terse --show-types)
 
-mapfile -t series < <(grep -v '^#' patches/series | grep -v '^$')
+mapfile -t series < <(grep -v '^#' patches/series | grep -v '^$' | sed 's|^|patches/|'; ls patches/selftests/*.patch)
 for p in "${series[@]}"; do
-	out=$("${CHECKPATCH[@]}" - < "patches/$p" 2>&1)
+	out=$("${CHECKPATCH[@]}" - < "$p" 2>&1)
 	ok $? "checkpatch: $p${out:+
 $(printf '%s\n' "$out" | sed 's/^/# /')}"
 done

@@ -23,6 +23,7 @@ import analyse  # noqa: E402
 import compare  # noqa: E402
 import metrics  # noqa: E402
 import model  # noqa: E402
+import peers  # noqa: E402
 import rundata  # noqa: E402
 import stats  # noqa: E402
 
@@ -229,6 +230,52 @@ class Outputs(unittest.TestCase):
         self.assertTrue(rows)
         self.assertTrue(all(r[5] in ("100%", "n/a") for r in rows))
         self.assertTrue(all(r[6] in ("1.000", "-") for r in rows))
+
+
+class Peers(unittest.TestCase):
+    def test_tap_parsing(self):
+        res, vals = peers.parse_tap("ok 1 test_a\nnot ok 2 test_b\nok 3 # SKIP test_c\n"
+                                    "# test_memcg_low: memory.current C=1 D=2 E=3 F=4\n")
+        self.assertEqual(res, {"test_a": "pass", "test_b": "fail", "test_c": "skip"})
+        self.assertEqual(vals, {"test_memcg_low": (1, 2, 3, 4)})
+
+    def test_fixture_table(self):
+        data, problems = peers.load(FIX)
+        self.assertEqual(problems, [])
+        self.assertEqual(data["patched"]["recursiveprot"]["results"]["test_memcg_low"], "fail")
+        self.assertEqual(data["patched"]["plain"]["results"]["test_memcg_low"], "pass")
+        self.assertEqual(data["patched"]["plain"]["mount_options"], "rw,nsdelegate")
+        header, body = peers.value_rows(data)
+        close = {(r[0], r[1], r[2]): r[-1] for r in body}
+        self.assertEqual(close[("patched", "plain", "test_memcg_low")], "yes")
+        self.assertEqual(close[("control", "plain", "test_memcg_min")], "no")
+
+    def test_values_close_as_the_selftest(self):
+        # |a - b| <= (a + b) / 100 * 10: 24M against 29M passes (5 <= 5.3),
+        # 22M does not (7 > 5.1).
+        self.assertTrue(peers.values_close(24 * MIB, 29 * MIB, 10))
+        self.assertFalse(peers.values_close(22 * MIB, 29 * MIB, 10))
+
+    def test_in_the_report(self):
+        import report
+        tmp = tempfile.mkdtemp()
+        try:
+            md, _, _ = report.build(FIX, out=tmp)
+            text = open(md).read()
+            self.assertIn("Peer suite: the kernel's memcg selftests", text)
+            self.assertIn("| test_memcg_low | fail | fail | fail | pass |", text)
+        finally:
+            shutil.rmtree(tmp)
+
+    def test_missing_run(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            os.makedirs(os.path.join(tmp, "peers", "selftests", "control"))
+            data, problems = peers.load(tmp)
+            self.assertEqual(data, {"control": {}})
+            self.assertTrue(any("no recursiveprot run" in p for p in problems))
+        finally:
+            shutil.rmtree(tmp)
 
 
 class BadInput(unittest.TestCase):

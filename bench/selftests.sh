@@ -1,0 +1,164 @@
+#!/usr/bin/env bash
+# The kernel's own memory-cgroup selftests (test_memcontrol) as an
+# independent check of the suite's kernels: built from each variant's tree,
+# run in the guest twice (under systemd's cgroup2 mount, which has
+# memory_recursiveprot, and remounted without it, as upstream intends), TAP
+# kept per kernel. Run with no arguments for usage.
+set -euo pipefail
+
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+KERNEL_SH=$SUITE_ROOT/bench/kernel.sh
+GUEST=$SUITE_ROOT/bench/guest.sh
+RESULTS=${RESULTS:-$SUITE_ROOT/results}
+OUT=${SELFTESTS_OUT:-$BUILD_DIR/selftests}
+PATCHES=$SUITE_ROOT/patches/selftests
+SELFTESTS=tools/testing/selftests
+# The selftest's own Makefile builds with these, and so must we: with -O2,
+# gcc drops alloc_anon()'s stores to memory it then frees, and nothing is
+# ever charged.
+CFLAGS=(-Wall -pthread)
+
+usage() {
+	cat <<EOF2
+usage: $PROG COMMAND [ARGS]
+
+  build VARIANT...           build test_memcontrol from each variant's tree
+                             (plus patches/selftests) into $OUT/VARIANT
+  run RUN_ID VARIANT...      run it in a guest per kernel, into
+                             $RESULTS/RUN_ID/peers/selftests/KERNEL
+  table RUN_DIR              the pass/fail/skip table of a run
+
+A kernel may be an arm (K@mglru): the tests run with MGLRU on.
+EOF2
+}
+
+build_one() {
+	local v=$1 dir=$OUT/$1 p src
+	mkdir -p "$dir"
+	"$KERNEL_SH" export-selftests "$v" "$dir"
+	src=$dir/src
+	for p in "$PATCHES"/*.patch; do
+		[ -f "$p" ] || continue
+		patch -s -p1 -d "$src" < "$p" || die "$(basename "$p") does not apply to $v's selftests"
+	done
+	gcc "${CFLAGS[@]}" -isystem "$dir/usr/include" -o "$dir/test_memcontrol.tmp" \
+		"$src/$SELFTESTS/cgroup/test_memcontrol.c" "$src/$SELFTESTS/cgroup/cgroup_util.c" ||
+		die "test_memcontrol does not build for $v"
+	mv "$dir/test_memcontrol.tmp" "$dir/test_memcontrol"
+	{
+		echo "{"
+		echo "  \"variant\": $(json_str "$v"),"
+		echo "  \"sources_sha256\": $(json_str "$(cd "$src" && find . -type f | sort | xargs sha256sum | sha256sum | cut -d' ' -f1)"),"
+		echo "  \"patches\": $(json_str "$(for p in "$PATCHES"/*.patch; do [ -f "$p" ] && basename "$p"; done | paste -s -d' ' -)"),"
+		echo "  \"compiler\": $(json_str "$(gcc --version | sed -n 1p)"),"
+		echo "  \"built_at\": $(json_str "$(date -u +%Y-%m-%dT%H:%M:%SZ)")"
+		echo "}"
+	} | write_atomic "$dir/manifest.json"
+	log "[$v] $dir/test_memcontrol"
+}
+
+cmd_build() {
+	local v
+	[ $# -gt 0 ] || usage_error "usage: $PROG build VARIANT..."
+	for v in "$@"; do
+		build_one "${v%%@*}"
+	done
+}
+
+# The guest side: a shell script the agent runs in its output directory.
+guest_script() {
+	cat <<'EOF2'
+#!/bin/sh
+# Run test_memcontrol from ext4 (it makes page cache there), once under
+# the cgroup2 mount as systemd made it and once without memory_recursiveprot.
+set -u
+out=$PWD
+work=/var/tmp/selftests
+mkdir -p "$work" && cp /mnt/job/test_memcontrol "$work/" && chmod +x "$work/test_memcontrol" || exit 1
+cd "$work" || exit 1
+run() {
+	grep ' cgroup2 ' /proc/mounts > "$out/$1.mount"
+	echo "selftests: test_memcontrol, $1 mount" > /dev/console
+	timeout 900 stdbuf -oL ./test_memcontrol > "$out/$1.tap.tmp" 2>&1
+	echo $? > "$out/$1.status"
+	mv "$out/$1.tap.tmp" "$out/$1.tap"
+}
+run recursiveprot
+opts=$(awk '$3 == "cgroup2" { print $4 }' /proc/mounts | tr ',' '\n' |
+	grep -E '^(nsdelegate|memory_localevents)$' | paste -s -d, -)
+# Only these options: mount(8) would otherwise merge in the current ones.
+mount --options-source=disable -o "remount${opts:+,$opts}" /sys/fs/cgroup || exit 1
+if grep -q ' cgroup2 .*memory_recursiveprot' /proc/mounts; then
+	echo "memory_recursiveprot could not be dropped" >&2
+	exit 1
+fi
+run plain
+exit 0
+EOF2
+}
+
+cmd_run() {
+	local id=$1 k v dir tmp failed=0
+	shift
+	[ $# -gt 0 ] || usage_error "usage: $PROG run RUN_ID KERNEL..."
+	[[ "$id" =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "run id '$id' may only hold letters, digits, '.', '_', '-'"
+	for k in "$@"; do
+		v=${k%%@*}
+		"$KERNEL_SH" path "$v" > /dev/null || exit $?
+		[ -x "$OUT/$v/test_memcontrol" ] || die "no selftests built for $v; run: $PROG build $v"
+	done
+	for k in "$@"; do
+		v=${k%%@*}
+		dir=$RESULTS/$id/peers/selftests/$k
+		if grep -q '"result": "ok"' "$dir/result.json" 2> /dev/null; then
+			log "[$k] done already, kept: $dir"
+			continue
+		fi
+		rm -rf "$dir"
+		mkdir -p "$(dirname "$dir")"
+		tmp=$(mktemp -d)
+		guest_script > "$tmp/selftests.sh"
+		cp "$OUT/$v/test_memcontrol" "$OUT/$v/manifest.json" "$tmp/"
+		{
+			echo "# test_memcontrol from $v's tree"
+			echo "memory = 2G"
+			echo "cpus = 2"
+			echo "swap = 1G"
+			echo "timeout = 1500"
+			echo "lru_gen = $([[ "$k" == *@mglru ]] && echo on || echo off)"
+			echo "command = sh /mnt/job/selftests.sh"
+		} > "$tmp/job.conf"
+		LOG_TAG="selftests" "$GUEST" run "$v" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
+			--with "$tmp/test_memcontrol" --with "$tmp/manifest.json" || failed=$((failed + 1))
+		rm -rf "$tmp"
+	done
+	cmd_table "$RESULTS/$id" || true
+	[ "$failed" = 0 ]
+}
+
+cmd_table() {
+	[ -x /usr/bin/python3 ] || die "/usr/bin/python3 not found; run: make deps"
+	/usr/bin/python3 "$SUITE_ROOT/analysis/peers.py" "$1"
+}
+
+main() {
+	local cmd=${1:-}
+	[ $# -gt 0 ] && shift
+	case "$cmd" in
+	build) cmd_build "$@" ;;
+	run)
+		[ $# -ge 1 ] || usage_error "usage: $PROG run RUN_ID KERNEL..."
+		cmd_run "$@"
+		;;
+	table)
+		[ $# -eq 1 ] || usage_error "usage: $PROG table RUN_DIR"
+		cmd_table "$1"
+		;;
+	"" | -h | --help | help) usage ;;
+	*) usage >&2; exit "$EX_USAGE" ;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# The kernel's memcg selftests build from the variants' trees (the guest run
+# is make peers; it takes too long for make test): test_memcontrol builds
+# for control and patched with patches/selftests applied, and a prebuilt or
+# unknown variant is handled.
+set -u
+# shellcheck source=tests/lib/tap.sh
+. "$(dirname "$0")/lib/tap.sh"
+
+ST=$SUITE_ROOT/bench/selftests.sh
+export SELFTESTS_OUT
+SELFTESTS_OUT=$(mktemp -d)
+trap 'rm -rf "$SELFTESTS_OUT"' EXIT
+
+for v in control patched; do
+	out=$("$ST" build "$v" 2>&1)
+	ok $? "test_memcontrol builds from $v's tree" || printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
+	[ -x "$SELFTESTS_OUT/$v/test_memcontrol" ]
+	ok $? "$v: the binary is there"
+	grep -q "memory.current C=%ld D=%ld" "$SELFTESTS_OUT/$v/test_memcontrol"
+	ok $? "$v: with the patch that prints the children's usage"
+	like "$(cat "$SELFTESTS_OUT/$v/manifest.json")" "\"variant\": \"$v\"" "$v: its manifest names the variant"
+	[ -f "$SELFTESTS_OUT/$v/usr/include/linux/types.h" ]
+	ok $? "$v: built against the tree's own UAPI headers"
+done
+a=$(jq -r .sources_sha256 "$SELFTESTS_OUT/control/manifest.json")
+b=$(jq -r .sources_sha256 "$SELFTESTS_OUT/patched/manifest.json")
+is "$a" "$b" "the selftests' sources are the same in both trees (the series touches mm/vmscan.c only)"
+out=$("$ST" build no-such-variant 2>&1)
+is "$?" 2 "an unknown variant is refused"
+like "$out" "no-such-variant" "naming it"
+"$ST" run x no-such-kernel > /dev/null 2>&1
+is "$?" 2 "running on an unknown kernel is refused before anything boots"
+
+done_testing
