@@ -223,17 +223,24 @@ int stats_write(const char *path, const char *const *keys,
 	size_t i;
 	int err;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		err = ENAMETOOLONG;
+		goto fail;
+	}
 	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
+	if (!f) {
+		err = errno;
+		goto fail;
+	}
 	for (i = 0; i < n; i++)
 		fprintf(f, "%s %llu\n", keys[i], vals[i]);
 	if (fclose(f) || rename(tmp, path)) {
 		err = errno;
 		unlink(tmp);
-		return -err;
+		goto fail;
 	}
 	return 0;
+fail:
+	err_msg(err, "cannot write the stats file '%s'", path);
+	return -err;
 }

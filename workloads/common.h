@@ -76,8 +76,8 @@ bool ticker_due(struct ticker *t);
 
 /*
  * Rewrite path with "key value" lines (the format of memory.stat, which the
- * collector's --app samples), atomically: path.tmp, then rename. Returns 0
- * or -errno.
+ * collector's --app samples), atomically: path.tmp, then rename. Returns 0,
+ * or -errno after saying which file could not be written.
  */
 int stats_write(const char *path, const char *const *keys,
 		const unsigned long long *vals, size_t n);

@@ -120,16 +120,12 @@ static int write_stats(const char *path, unsigned long long bytes,
 {
 	static const char *const keys[] = { "bytes", "passes", "majflt" };
 	unsigned long long vals[3], majflt, minflt;
-	int err;
 
 	fault_counts(&majflt, &minflt);
 	vals[0] = bytes;
 	vals[1] = passes;
 	vals[2] = majflt - majflt0;
-	err = stats_write(path, keys, vals, ARRAY_SIZE(keys));
-	if (err)
-		err_msg(-err, "cannot write the stats file '%s'", path);
-	return err;
+	return stats_write(path, keys, vals, ARRAY_SIZE(keys));
 }
 
 int pressure_main(int argc, char **argv)

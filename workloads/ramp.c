@@ -214,9 +214,7 @@ int ramp_main(int argc, char **argv)
 			static const char *const keys[] = { "held_bytes", "steps" };
 			unsigned long long vals[] = { held, nsteps };
 
-			err = stats_write(o.stats, keys, vals, ARRAY_SIZE(keys));
-			if (err) {
-				err_msg(-err, "cannot write the stats file '%s'", o.stats);
+			if (stats_write(o.stats, keys, vals, ARRAY_SIZE(keys))) {
 				ret = EXIT_FAIL;
 				break;
 			}

@@ -191,16 +191,12 @@ static int write_stats(const char *path, unsigned long long touched,
 {
 	static const char *const keys[] = { "pages_touched", "majflt", "minflt" };
 	unsigned long long vals[3], majflt, minflt;
-	int err;
 
 	fault_counts(&majflt, &minflt);
 	vals[0] = touched;
 	vals[1] = majflt - majflt0;
 	vals[2] = minflt - minflt0;
-	err = stats_write(path, keys, vals, ARRAY_SIZE(keys));
-	if (err)
-		err_msg(-err, "cannot write the stats file '%s'", path);
-	return err;
+	return stats_write(path, keys, vals, ARRAY_SIZE(keys));
 }
 
 int ws_main(int argc, char **argv)
