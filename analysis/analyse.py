@@ -116,20 +116,12 @@ class ScenarioResult:
         usage, emin, elow = p
         return model.scan_fraction(variant, usage, emin, elow, low_reclaim)
 
-    def peer_ratio(self, kernel, step):
-        """workload.slice pgscan / peer.slice pgscan, measured (means)."""
-        a = self.values(kernel, step, "pgscan/s", PRIMARY)
-        b = self.values(kernel, step, "pgscan/s", PEER)
+    def peer_ratio(self, kernel, step, key="pgscan/s"):
+        """workload.slice's mean of a metric over peer.slice's: pgscan/s, or
+        memory.current (what the difference in pressure leaves each with)."""
+        a = self.values(kernel, step, key, PRIMARY)
+        b = self.values(kernel, step, key, PEER)
         if not a or not b or stats.mean(b) < 1:
-            return None
-        return stats.mean(a) / stats.mean(b)
-
-    def peer_usage_ratio(self, kernel, step):
-        """workload.slice memory.current / peer.slice's (means): what the
-        difference in pressure leaves each with."""
-        a = self.values(kernel, step, "memory.current", PRIMARY)
-        b = self.values(kernel, step, "memory.current", PEER)
-        if not a or not b or not stats.mean(b):
             return None
         return stats.mean(a) / stats.mean(b)
 

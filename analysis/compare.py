@@ -23,14 +23,6 @@ METRICS = ("pgscan/s", "pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "
            "memory.current", "scan_share%", "app_rate")
 
 
-def cell(xs):
-    s = stats.summary(xs)
-    if not s["n"]:
-        return "-"
-    ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
-    return f"{s['mean']:.0f}{ci} ({s['n']})"
-
-
 def compare(a_dir, b_dir, metric="pgscan/s"):
     """(rows, notes): rows of [scenario, kernel, step, A, B, B % of A, p]."""
     if metric not in METRICS:
@@ -57,7 +49,8 @@ def compare(a_dir, b_dir, metric="pgscan/s"):
                 if xa and xb and stats.mean(xa) >= 1:
                     pct = 100 * stats.mean(xb) / stats.mean(xa)
                 w = stats.welch(xa, xb)
-                rows.append([scenario, k, sa.steps[n].requested, cell(xa), cell(xb),
+                rows.append([scenario, k, sa.steps[n].requested,
+                             stats.text(stats.summary(xa)), stats.text(stats.summary(xb)),
                              "n/a" if pct is None else f"{pct:.0f}%",
                              "-" if w is None else ("<0.001" if w[2] < 0.001 else f"{w[2]:.3f}")])
     return rows, notes

@@ -19,6 +19,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import analyse  # noqa: E402
 import model  # noqa: E402
 import peers  # noqa: E402
+import plots  # noqa: E402
 import rundata  # noqa: E402
 
 MIB = 2 ** 20
@@ -212,15 +213,12 @@ def scenario_section(sr, doc, plotdir, date):
         for k in sr.kernels:
             for n in steps:
                 r, m = sr.peer_ratio(k, n), sr.peer_ratio_model(k, n)
-                u = sr.peer_usage_ratio(k, n)
+                u = sr.peer_ratio(k, n, "memory.current")
+                cur = [sr.summary(k, n, "memory.current", cg)["mean"] for cg in (analyse.PRIMARY, analyse.PEER)]
                 rows.append([k, sr.steps[n].requested, mean_ci(sr.summary(k, n, "pgscan/s")),
                              mean_ci(sr.summary(k, n, "pgscan/s", analyse.PEER)),
-                             fmt(r and 100 * r, 0, "%"), fmt(m if m is None else 100 * m, 0, "%"),
-                             fmt(sr.summary(k, n, "memory.current")["mean"] and
-                                 sr.summary(k, n, "memory.current")["mean"] / MIB, 0, "M"),
-                             fmt(sr.summary(k, n, "memory.current", analyse.PEER)["mean"] and
-                                 sr.summary(k, n, "memory.current", analyse.PEER)["mean"] / MIB, 0, "M"),
-                             fmt(u and 100 * u, 0, "%")])
+                             fmt(r and 100 * r, 0, "%"), fmt(m if m is None else 100 * m, 0, "%")]
+                            + [fmt(c and c / MIB, 0, "M") for c in cur] + [fmt(u and 100 * u, 0, "%")])
         doc.table(["kernel", knob, "workload.slice pgscan/s", "peer.slice pgscan/s", "ratio", "model ratio",
                    "workload.slice memory.current", "peer.slice memory.current", "ratio"], rows)
 
@@ -239,7 +237,7 @@ def scenario_section(sr, doc, plotdir, date):
         doc.table(["kernel", "repeat", "workload ended", "OOM kills", "first OOM kill", "ramp held",
                    "ramp ran", "low events", "oom events", "oom_kill events"], rows)
 
-    names = __import__("plots").all_plots(sr, plotdir, date)
+    names = plots.all_plots(sr, plotdir, date)
     for name in names:
         doc.img(os.path.join(plotdir, name), f"{sr.scenario} {name}")
     return names

@@ -109,3 +109,11 @@ def summary(xs):
     """{n, mean, sd, ci95} of a list of numbers (None entries dropped)."""
     xs = [x for x in xs if x is not None]
     return {"n": len(xs), "mean": mean(xs), "sd": sd(xs), "ci95": ci95(xs)}
+
+
+def text(s):
+    """A summary as the plain-text tables print it: "mean ± ci95 (n)"."""
+    if not s["n"]:
+        return "-"
+    ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
+    return f"{s['mean']:.0f}{ci} ({s['n']})"

@@ -17,15 +17,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import analyse  # noqa: E402
 import rundata  # noqa: E402
+import stats  # noqa: E402
 
 MIB = 2 ** 20
-
-
-def cell(s):
-    if not s["n"]:
-        return "-"
-    ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
-    return f"{s['mean']:.0f}{ci} ({s['n']})"
 
 
 def p_text(p):
@@ -43,7 +37,7 @@ def print_table(sr, cgroup):
     for n in sr.step_numbers():
         st = sr.steps[n]
         row = [st.requested, f"{st.value / MIB:.0f}M"]
-        row += [cell(sr.summary(k, n, "pgscan/s", cgroup)) for k in others + [base]]
+        row += [stats.text(sr.summary(k, n, "pgscan/s", cgroup)) for k in others + [base]]
         for k in others:
             pct, p = sr.versus(k, n, cgroup=cgroup)
             row += ["n/a" if pct is None else f"{pct:.0f}%", p_text(p)]
@@ -78,7 +72,7 @@ def main(argv):
                 cells = []
                 for k in sr.kernels:
                     r, m = sr.peer_ratio(k, n), sr.peer_ratio_model(k, n)
-                    u = sr.peer_usage_ratio(k, n)
+                    u = sr.peer_ratio(k, n, "memory.current")
                     cells.append(f"{k} {'n/a' if r is None else f'{100 * r:.0f}%'}"
                                  f" (model {'n/a' if m is None else f'{100 * m:.0f}%'};"
                                  f" memory.current {'n/a' if u is None else f'{100 * u:.0f}%'})")
