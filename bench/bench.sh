@@ -256,7 +256,7 @@ record() {
 
 # run_one RUN_DIR KERNEL SCENARIO REPEAT PROFILE [TAG]: 0 ok, else the job failed.
 run_one() {
-	local run=$1 kernel=$2 scenario=$3 repeat=$4 profile=$5 tag=${6:-} sc dir tmp rc=0
+	local run=$1 kernel=$2 scenario=$3 repeat=$4 profile=$5 tag=${6:-} sc dir tmp rc=0 attempt
 	sc=$(load_scenario "$scenario" "$profile")
 	dir=$(job_dir "$run" "$kernel" "$scenario" "$repeat")
 	if job_done "$dir"; then
@@ -269,19 +269,21 @@ run_one() {
 	tmp=$(mktemp -d "$run/.job.XXXXXX")
 	write_job "$sc" "$tmp" "$kernel"
 	cp "$SCENARIO_DIR/$scenario.conf" "$tmp/scenario.conf"
-	LOG_TAG="$scenario r$repeat${tag:+ $tag}" "$GUEST" run "$(arm_kernel "$kernel")" "$tmp/job.conf" "$dir" \
-		--with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
 	# A guest that never reached the agent failed to boot: nothing was
 	# measured. Keep that attempt aside (the analysis ignores it) and boot
 	# once more.
-	if [ "$rc" != 0 ] && [ ! -f "$dir/guest/agent-started" ]; then
+	for attempt in "" " (2nd boot)"; do
+		rc=0
+		LOG_TAG="$scenario r$repeat${tag:+ $tag}$attempt" \
+			"$GUEST" run "$(arm_kernel "$kernel")" "$tmp/job.conf" "$dir" \
+			--with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
+		if [ "$rc" = 0 ] || [ -f "$dir/guest/agent-started" ] || [ -n "$attempt" ]; then
+			break
+		fi
 		log "[$kernel $scenario r$repeat] the guest never started the agent; kept as $dir.boot-failure, booting again"
 		rm -rf "$dir.boot-failure"
 		mv "$dir" "$dir.boot-failure"
-		rc=0
-		LOG_TAG="$scenario r$repeat${tag:+ $tag} (2nd boot)" "$GUEST" run "$(arm_kernel "$kernel")" \
-			"$tmp/job.conf" "$dir" --with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
-	fi
+	done
 	rm -rf "$tmp"
 	if [ "$rc" = 0 ]; then
 		record "$run" "$scenario" "$kernel" "$repeat" ok
