@@ -87,11 +87,11 @@ compare: ## compare two runs (e.g. an A/A check): make compare A=<run> B=<run>
 PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 { print $$1 }'))
 
 .PHONY: peers
-peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id]
+peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id] [REPEAT=n]
 	@$(KERNEL_SH) build $(call variants_of,$(PEER_KERNELS))
 	@rootfs/build.sh > /dev/null
 	@bench/selftests.sh build $(call variants_of,$(PEER_KERNELS))
-	@bench/selftests.sh run $(RUN) $(PEER_KERNELS)
+	@bench/selftests.sh run $(RUN) $(PEER_KERNELS) $(if $(REPEAT),--repeat $(REPEAT))
 	@$(PYTHON) analysis/report.py results/$(RUN)
 
 .PHONY: kernels

@@ -2,20 +2,26 @@
 """The kernel's own memcg selftests in a run: RUN_DIR/peers/selftests/KERNEL/
 as bench/selftests.sh leaves them, one job per kernel, test_memcontrol run
 under two cgroup2 mounts ("recursiveprot": as systemd mounts it, with
-memory_recursiveprot; "plain": remounted without it, as upstream intends).
+memory_recursiveprot; "plain": remounted without it, as upstream intends),
+a few times under each (MOUNT-rN.tap; a lone MOUNT.tap is one run).
 
 usage: peers.py RUN_DIR
 
 Prints, per test, pass/fail/skip for each kernel and mount, and the memory
 the protected children C and D ended with in test_memcg_min/low (printed by
 patches/selftests; the test expects about 29M and 21M: values_close(x, 29M,
-10), i.e. |x - 29M| <= (x + 29M) / 100 * 10).
+10), i.e. |x - 29M| <= (x + 29M) / 100 * 10) beside what the kernel's
+formula predicts (model.selftest_split()).
 """
 import os
 import re
 import sys
 
+import model
+import stats
+
 MOUNTS = ("recursiveprot", "plain")
+TAP_FILE = re.compile(r"^(\w+?)(?:-r(\d+))?\.tap$")
 RESULT = re.compile(r"^(not ok|ok) \d+ (# SKIP )?(\S+)")
 VALUES = re.compile(r"^# (test_memcg_\w+): memory.current C=(-?\d+) D=(-?\d+) E=(-?\d+) F=(-?\d+)")
 MIB = 2 ** 20
@@ -36,8 +42,9 @@ def parse_tap(text):
 
 
 def load(run_dir):
-    """{kernel: {mount: {"results", "values", "status", "mount_options"}}},
-    problems. A kernel whose job did not finish has no mounts and a problem."""
+    """{kernel: {mount: {"runs": [{"results", "values", "status"}, ...],
+    "mount_options"}}}, problems. A kernel whose job did not finish has no
+    mounts and a problem."""
     base = os.path.join(run_dir, "peers", "selftests")
     out, problems = {}, []
     if not os.path.isdir(base):
@@ -45,25 +52,46 @@ def load(run_dir):
     for kernel in sorted(os.listdir(base)):
         gdir = os.path.join(base, kernel, "guest", "out")
         out[kernel] = {}
+        taps = {}
+        for name in sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []:
+            m = TAP_FILE.match(name)
+            if m and m.group(1) in MOUNTS:
+                taps.setdefault(m.group(1), []).append((int(m.group(2) or 1), name))
         for mount in MOUNTS:
-            tap = os.path.join(gdir, f"{mount}.tap")
-            if not os.path.exists(tap):
+            if mount not in taps:
                 problems.append(f"selftests on {kernel}: no {mount} run (see {os.path.join(base, kernel)})")
                 continue
-            with open(tap, errors="replace") as f:
-                results, values = parse_tap(f.read())
-            entry = {"results": results, "values": values, "status": None, "mount_options": None}
+            entry = {"runs": [], "mount_options": None}
             try:
-                with open(os.path.join(gdir, f"{mount}.status")) as f:
-                    entry["status"] = int(f.read().strip() or "-1")
                 with open(os.path.join(gdir, f"{mount}.mount")) as f:
                     entry["mount_options"] = f.read().split()[3]
-            except (OSError, ValueError, IndexError):
-                problems.append(f"selftests on {kernel}, {mount}: status or mount options missing")
-            if not results:
-                problems.append(f"selftests on {kernel}, {mount}: no TAP results in {tap}")
+            except (OSError, IndexError):
+                problems.append(f"selftests on {kernel}, {mount}: mount options missing")
+            for n, name in sorted(taps[mount]):
+                tap = os.path.join(gdir, name)
+                with open(tap, errors="replace") as f:
+                    results, values = parse_tap(f.read())
+                status = None
+                try:
+                    with open(tap[:-len(".tap")] + ".status") as f:
+                        status = int(f.read().strip() or "-1")
+                except (OSError, ValueError):
+                    problems.append(f"selftests on {kernel}, {mount} run {n}: exit status missing")
+                if not results:
+                    problems.append(f"selftests on {kernel}, {mount} run {n}: no TAP results in {tap}")
+                entry["runs"].append({"results": results, "values": values, "status": status})
             out[kernel][mount] = entry
     return out, problems
+
+
+def verdict(words):
+    """One cell of the table from the results of the runs: the word when
+    they agree, else how many passed, e.g. "pass 2/3"; "-" for none."""
+    if not words:
+        return "-"
+    if all(w == words[0] for w in words):
+        return words[0]
+    return f"pass {words.count('pass')}/{len(words)}"
 
 
 def rows(data):
@@ -71,11 +99,13 @@ def rows(data):
     cols = [(k, m) for k in data for m in MOUNTS if m in data[k]]
     tests = []
     for k, m in cols:
-        for t in data[k][m]["results"]:
-            if t not in tests:
-                tests.append(t)
+        for run in data[k][m]["runs"]:
+            for t in run["results"]:
+                if t not in tests:
+                    tests.append(t)
     header = ["test"] + [f"{k} ({m})" for k, m in cols]
-    body = [[t] + [data[k][m]["results"].get(t, "-") for k, m in cols] for t in tests]
+    body = [[t] + [verdict([r["results"][t] for r in data[k][m]["runs"] if t in r["results"]])
+                   for k, m in cols] for t in tests]
     return header, body
 
 
@@ -85,14 +115,40 @@ def values_close(a, b, err):
     return abs(a - b) <= (a + b) // 100 * err
 
 
+def _mib(values):
+    """Mean (± sd over the runs) of byte counts, in MiB."""
+    m = stats.mean(values) / MIB
+    if len(values) < 2:
+        return f"{m:.1f}M"
+    return f"{m:.1f} ± {stats.sd(values) / MIB:.1f}M"
+
+
+def model_cd(kernel, mount, alpha):
+    """The model's C, D for kernel under mount, as text; "-" without a model."""
+    variant = model.variant_of(kernel)
+    if variant is None:
+        return "-"
+    c, d, _, _ = model.selftest_split(variant, recursive=(mount == "recursiveprot"), alpha=alpha)
+    return f"{c:.1f}, {d:.1f}M"
+
+
 def value_rows(data):
-    header = ["kernel", "mount", "test", "C", "D", "E", "F", "C, D close to 29M, 21M (the test's check)"]
+    """(header, rows): per kernel, mount and test, C, D, E, F over the runs,
+    the model's C and D in upstream's steps (alpha 0.1) and in fine ones
+    (0.01), and in how many runs C and D passed the test's check."""
+    header = ["kernel", "mount", "test", "runs", "C", "D", "E", "F",
+              "model C, D (upstream steps)", "model C, D (fine steps)", "C, D close to 29M, 21M"]
     body = []
     for k in data:
         for m in MOUNTS:
-            for t, (c, d, e, f) in sorted(data[k].get(m, {}).get("values", {}).items()):
-                ok = values_close(c, 29 * MIB, 10) and values_close(d, 21 * MIB, 10)
-                body.append([k, m, t] + [f"{v / MIB:.1f}M" for v in (c, d, e, f)] + ["yes" if ok else "no"])
+            runs = data[k].get(m, {}).get("runs", [])
+            tests = sorted({t for r in runs for t in r["values"]})
+            for t in tests:
+                vals = [r["values"][t] for r in runs if t in r["values"]]
+                ok = sum(values_close(c, 29 * MIB, 10) and values_close(d, 21 * MIB, 10)
+                         for c, d, _, _ in vals)
+                body.append([k, m, t, str(len(vals))] + [_mib([v[i] for v in vals]) for i in range(4)]
+                            + [model_cd(k, m, 0.1), model_cd(k, m, 0.01), f"{ok}/{len(vals)}"])
     return header, body
 
 

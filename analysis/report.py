@@ -268,12 +268,15 @@ def build(run_dir, baseline=None, out=None):
         doc.h(2, "Peer suite: the kernel's memcg selftests")
         doc.p("tools/testing/selftests/cgroup/test_memcontrol, built from each variant's tree, run in "
               "the guest under the cgroup2 mount as systemd makes it (recursiveprot: with "
-              "memory_recursiveprot) and remounted without that option (plain), as upstream intends.")
+              "memory_recursiveprot) and remounted without that option (plain), as upstream intends, "
+              "a few times under each; \"pass 2/3\": the runs disagreed.")
         doc.table(*peers.rows(data))
         header, body = peers.value_rows(data)
         if body:
-            doc.p("memory.current of the protected children when test_memcg_min/low check them "
-                  "(printed by patches/selftests; the test expects C about 29M and D about 21M, within 10%):")
+            doc.p("memory.current of the protected children when test_memcg_min/low check them, mean "
+                  "± sd over the runs (printed by patches/selftests; the test expects C about 29M and D "
+                  "about 21M, within 10%), beside the model: upstream's memcg_protection.m with each "
+                  "kernel's formula, in upstream's 10% steps and in 1% steps (the cliff's 25M/25M):")
             doc.table(header, body)
         if peer_problems:
             doc.ul(peer_problems)

@@ -19,8 +19,9 @@ usage: $PROG COMMAND [ARGS]
 
   run RUN_ID [options]       run the matrix into $RESULTS/RUN_ID (resumes:
                              finished jobs are kept, others run again)
-      --kernels "A B"        kernels (default: control patched); K@mglru
-                             runs kernel K with MGLRU on in the guest
+      --kernels "A B"        kernels (default: control patched); an arm
+                             K@mglru runs kernel K with MGLRU on in the
+                             guest, K@zswap with zswap on
       --scenarios "S T"      scenarios (default: low-steps)
       --repeat N             repeats (default: the scenario's; quick: 1)
       --profile P            full (default) or quick
@@ -180,27 +181,6 @@ scenario_seconds() {
 	echo $(($(kv_get "$sc" warmup) + n * ($(kv_get "$sc" settle) + $(kv_get "$sc" window))))
 }
 
-# A kernel in the matrix is a variant, optionally with an arm: K@mglru runs
-# K with MGLRU switched on in the guest, whatever the scenario says.
-arm_kernel() {
-	echo "${1%%@*}"
-}
-
-arm_check() {
-	case "$1" in
-	*@*) [ "${1#*@}" = mglru ] && [ -n "${1%%@*}" ] && return 0 ;;
-	*) return 0 ;;
-	esac
-	usage_error "kernel '$1': the only arm is K@mglru"
-}
-
-arm_lru_gen() {
-	case "$1" in
-	*@mglru) echo on ;;
-	*) kv_get "$2" lru_gen ;;
-	esac
-}
-
 # Write the job file and the guest's scenario.env for scenario text $1 into
 # $2, for kernel (arm) $3.
 write_job() {
@@ -210,8 +190,8 @@ write_job() {
 		echo "memory = $(kv_get "$sc" memory)"
 		echo "cpus = $(kv_get "$sc" cpus)"
 		echo "swap = $(kv_get "$sc" swap)"
-		echo "lru_gen = $(arm_lru_gen "$kernel" "$sc")"
-		echo "zswap = $(kv_get "$sc" zswap)"
+		echo "lru_gen = $(arm_lru_gen "$kernel" "$(kv_get "$sc" lru_gen)")"
+		echo "zswap = $(arm_zswap "$kernel" "$(kv_get "$sc" zswap)")"
 		echo "timeout = $(($(scenario_seconds "$sc") + JOB_SLACK))"
 		echo "command = bench-scenario"
 	} > "$dir/job.conf"

@@ -170,3 +170,40 @@ parse_kv() {
 kv_get() {
 	printf '%s\n' "$1" | awk -F'\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }'
 }
+
+# A kernel to run is a variant, optionally with an arm that switches one
+# thing on in the guest whatever the job says: K@mglru (MGLRU, which
+# reclaims without get_scan_count()'s protection scaling) and K@zswap
+# (swap pages are stored compressed in RAM, so their writes end at once).
+ARMS=(mglru zswap)
+
+# The variant behind kernel $1.
+arm_kernel() {
+	echo "${1%%@*}"
+}
+
+# Fails with a usage error unless $1 is a variant name or K@ARM.
+arm_check() {
+	case "$1" in
+	*@*)
+		[ -n "${1%%@*}" ] && [[ " ${ARMS[*]} " == *" ${1#*@} "* ]] && return 0
+		usage_error "kernel '$1': an arm is one of: ${ARMS[*]/#/K@}"
+		;;
+	esac
+	return 0
+}
+
+# The lru_gen and zswap settings for kernel $1, where the job asks for $2.
+arm_lru_gen() {
+	case "$1" in
+	*@mglru) echo on ;;
+	*) echo "$2" ;;
+	esac
+}
+
+arm_zswap() {
+	case "$1" in
+	*@zswap) echo on ;;
+	*) echo "$2" ;;
+	esac
+}

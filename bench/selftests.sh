@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The kernel's own memory-cgroup selftests (test_memcontrol) as an
 # independent check of the suite's kernels: built from each variant's tree,
-# run in the guest twice (under systemd's cgroup2 mount, which has
-# memory_recursiveprot, and remounted without it, as upstream intends), TAP
-# kept per kernel. Run with no arguments for usage.
+# run in the guest under systemd's cgroup2 mount (which has
+# memory_recursiveprot) and then remounted without it (as upstream intends),
+# REPEAT times each, TAP kept per kernel, mount and repeat. Run with no
+# arguments for usage.
 set -euo pipefail
 
 # shellcheck source=bench/lib.sh
@@ -19,6 +20,8 @@ SELFTESTS=tools/testing/selftests
 # gcc drops alloc_anon()'s stores to memory it then frees, and nothing is
 # ever charged.
 CFLAGS=(-Wall -pthread)
+# How many times test_memcontrol runs under each mount (about 15 s a time).
+REPEAT=3
 
 usage() {
 	cat <<EOF2
@@ -26,11 +29,14 @@ usage: $PROG COMMAND [ARGS]
 
   build VARIANT...           build test_memcontrol from each variant's tree
                              (plus patches/selftests) into $OUT/VARIANT
-  run RUN_ID VARIANT...      run it in a guest per kernel, into
+  run RUN_ID KERNEL... [--repeat N]
+                             run it in a guest per kernel, N times under
+                             each mount (default $REPEAT), into
                              $RESULTS/RUN_ID/peers/selftests/KERNEL
   table RUN_DIR              the pass/fail/skip table of a run
 
-A kernel may be an arm (K@mglru): the tests run with MGLRU on.
+A kernel may be an arm: K@mglru runs the tests with MGLRU on, K@zswap with
+zswap on (swap writes end at once; see the README on test_memcg_swap_max).
 EOF2
 }
 
@@ -63,7 +69,8 @@ cmd_build() {
 	local v
 	[ $# -gt 0 ] || usage_error "usage: $PROG build VARIANT..."
 	for v in "$@"; do
-		build_one "${v%%@*}"
+		arm_check "$v"
+		build_one "$(arm_kernel "$v")"
 	done
 }
 
@@ -71,19 +78,25 @@ cmd_build() {
 guest_script() {
 	cat <<'EOF2'
 #!/bin/sh
-# Run test_memcontrol from ext4 (it makes page cache there), once under
-# the cgroup2 mount as systemd made it and once without memory_recursiveprot.
+# Run test_memcontrol from ext4 (it makes page cache there), $1 times under
+# the cgroup2 mount as systemd made it and as often without
+# memory_recursiveprot. Leaves MOUNT.mount and MOUNT-rN.{tap,status}.
 set -u
+repeat=$1
 out=$PWD
 work=/var/tmp/selftests
 mkdir -p "$work" && cp /mnt/job/test_memcontrol "$work/" && chmod +x "$work/test_memcontrol" || exit 1
 cd "$work" || exit 1
 run() {
 	grep ' cgroup2 ' /proc/mounts > "$out/$1.mount"
-	echo "selftests: test_memcontrol, $1 mount" > /dev/console
-	timeout 900 stdbuf -oL ./test_memcontrol > "$out/$1.tap.tmp" 2>&1
-	echo $? > "$out/$1.status"
-	mv "$out/$1.tap.tmp" "$out/$1.tap"
+	i=1
+	while [ "$i" -le "$repeat" ]; do
+		echo "selftests: test_memcontrol, $1 mount, $i of $repeat" > /dev/console
+		timeout 300 stdbuf -oL ./test_memcontrol > "$out/$1-r$i.tap.tmp" 2>&1
+		echo $? > "$out/$1-r$i.status"
+		mv "$out/$1-r$i.tap.tmp" "$out/$1-r$i.tap"
+		i=$((i + 1))
+	done
 }
 run recursiveprot
 opts=$(awk '$3 == "cgroup2" { print $4 }' /proc/mounts | tr ',' '\n' |
@@ -100,22 +113,43 @@ EOF2
 }
 
 cmd_run() {
-	local id=$1 k v dir tmp failed=0
+	local id=$1 k v dir tmp n failed=0 repeat=$REPEAT kernels=()
 	shift
-	[ $# -gt 0 ] || usage_error "usage: $PROG run RUN_ID KERNEL..."
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--repeat)
+			[ $# -ge 2 ] || usage_error "--repeat needs a number"
+			repeat=$2
+			shift 2
+			;;
+		-*) usage_error "unknown option '$1'" ;;
+		*)
+			kernels+=("$1")
+			shift
+			;;
+		esac
+	done
+	[ ${#kernels[@]} -gt 0 ] || usage_error "usage: $PROG run RUN_ID KERNEL... [--repeat N]"
 	[[ "$id" =~ ^[A-Za-z0-9._-]+$ ]] || usage_error "run id '$id' may only hold letters, digits, '.', '_', '-'"
-	for k in "$@"; do
-		v=${k%%@*}
+	[[ "$repeat" =~ ^[1-9][0-9]?$ ]] || usage_error "--repeat must be a number from 1 to 99"
+	for k in "${kernels[@]}"; do
+		arm_check "$k"
+		v=$(arm_kernel "$k")
 		"$KERNEL_SH" path "$v" > /dev/null || exit $?
 		[ -x "$OUT/$v/test_memcontrol" ] || die "no selftests built for $v; run: $PROG build $v"
 	done
-	for k in "$@"; do
-		v=${k%%@*}
+	n=0
+	for k in "${kernels[@]}"; do
+		n=$((n + 1))
+		v=$(arm_kernel "$k")
 		dir=$RESULTS/$id/peers/selftests/$k
 		if grep -q '"result": "ok"' "$dir/result.json" 2> /dev/null; then
 			log "[$k] done already, kept: $dir"
 			continue
 		fi
+		# About 13 s a test_memcontrol run and 15 s for boot and shutdown
+		# (measured: 71-96 s a kernel with 3 runs under each mount).
+		log "[$k] kernel $n of ${#kernels[@]}: $repeat runs under each mount, about $((15 + 26 * repeat))s"
 		rm -rf "$dir"
 		mkdir -p "$(dirname "$dir")"
 		tmp=$(mktemp -d)
@@ -126,9 +160,10 @@ cmd_run() {
 			echo "memory = 2G"
 			echo "cpus = 2"
 			echo "swap = 1G"
-			echo "timeout = 1500"
-			echo "lru_gen = $([[ "$k" == *@mglru ]] && echo on || echo off)"
-			echo "command = sh /mnt/job/selftests.sh"
+			echo "timeout = $((60 + 2 * repeat * 300))"
+			echo "lru_gen = $(arm_lru_gen "$k" off)"
+			echo "zswap = $(arm_zswap "$k" off)"
+			echo "command = sh /mnt/job/selftests.sh $repeat"
 		} > "$tmp/job.conf"
 		LOG_TAG="selftests" "$GUEST" run "$v" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
 			--with "$tmp/test_memcontrol" --with "$tmp/manifest.json" || failed=$((failed + 1))

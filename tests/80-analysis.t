@@ -151,9 +151,41 @@ class Model(unittest.TestCase):
 
     def test_arms_and_unknown(self):
         self.assertEqual(model.variant_of("patched@mglru"), "control")
+        self.assertEqual(model.variant_of("patched@zswap"), "patched")
+        self.assertEqual(model.variant_of("v1-9783aa"), "v1-9783aa")
         self.assertIsNone(model.variant_of("mine"))
+        self.assertIsNone(model.variant_of("mine@zswap"))
+        self.assertIsNone(model.variant_of("patched@other"))
         with self.assertRaises(ValueError):
             model.scan_fraction("mine", 1, 0, 1)
+
+    def test_effective_protection(self):
+        # The selftest's start: C, D claim 50 and 25 of B's 50, so 2/3 each.
+        e = model.effective_protection([50, 50, 50, 0], [75, 25, 0, 500], 50, False)
+        for g, w in zip(e, (100 / 3, 50 / 3, 0, 0)):
+            self.assertAlmostEqual(g, w)
+        # C, D at 20 claim 40; with recursiveprot the 10 left go to the one
+        # using more than it asks for (E, 50 of the 90 - 40 excess).
+        e = model.effective_protection([20, 20, 50, 0], [75, 25, 0, 500], 50, True)
+        self.assertEqual(e, [20, 20, 10, 0])
+        e = model.effective_protection([20, 20, 50, 0], [75, 25, 0, 500], 50, False)
+        self.assertEqual(e, [20, 20, 0, 0])
+
+    def test_selftest_split(self):
+        # The cliff: C and D lose alike until both are at 25 (where
+        # c = 50c/(c + 25) and 25 = 1250/(c + 25)); in steps of 10% they
+        # stop at the first 50 * 0.9^k below it, 23.9 (DESIGN.md section 5).
+        c, d, e, f = model.selftest_split("control", alpha=0.01)
+        self.assertAlmostEqual(c, 25, delta=0.3)
+        self.assertAlmostEqual(d, 25, delta=0.3)
+        self.assertEqual((e, f), (0, 0))
+        c, d, _, _ = model.selftest_split("control")
+        self.assertAlmostEqual(c, 50 * 0.9 ** 7, places=6)
+        # 6.1 with upstream's steps: the 29M/21M the test expects.
+        c, d, _, _ = model.selftest_split("patched")
+        self.assertAlmostEqual(c, 29, delta=0.5)
+        self.assertAlmostEqual(d, 21, delta=0.5)
+        self.assertEqual(model.selftest_split("v3-1bc63f"), model.selftest_split("patched"))
 
     def test_overlay_from_measured_values(self):
         sr = result("low-steps")
@@ -242,13 +274,28 @@ class Peers(unittest.TestCase):
     def test_fixture_table(self):
         data, problems = peers.load(FIX)
         self.assertEqual(problems, [])
-        self.assertEqual(data["patched"]["recursiveprot"]["results"]["test_memcg_low"], "fail")
-        self.assertEqual(data["patched"]["plain"]["results"]["test_memcg_low"], "pass")
+        self.assertEqual(data["patched"]["recursiveprot"]["runs"][0]["results"]["test_memcg_low"], "fail")
+        self.assertEqual(data["patched"]["plain"]["runs"][0]["results"]["test_memcg_low"], "pass")
         self.assertEqual(data["patched"]["plain"]["mount_options"], "rw,nsdelegate")
+        self.assertEqual(len(data["control"]["plain"]["runs"]), 2)
+        header, body = peers.rows(data)
+        row = dict(zip(header, next(r for r in body if r[0] == "test_memcg_min")))
+        self.assertEqual(row["control (plain)"], "pass 1/2")
+        self.assertEqual(row["patched (plain)"], "pass")
         header, body = peers.value_rows(data)
-        close = {(r[0], r[1], r[2]): r[-1] for r in body}
-        self.assertEqual(close[("patched", "plain", "test_memcg_low")], "yes")
-        self.assertEqual(close[("control", "plain", "test_memcg_min")], "no")
+        rows = {(r[0], r[1], r[2]): dict(zip(header, r)) for r in body}
+        self.assertEqual(rows[("patched", "plain", "test_memcg_low")]["C, D close to 29M, 21M"], "1/1")
+        control = rows[("control", "plain", "test_memcg_min")]
+        self.assertEqual(control["C, D close to 29M, 21M"], "1/2")
+        # Means of 22 and 25, 24 and 25; sd of two values d apart is d/sqrt(2).
+        self.assertEqual(control["C"], "23.5 ± 2.1M")
+        self.assertEqual(control["D"], "24.5 ± 0.7M")
+        self.assertEqual(control["model C, D (fine steps)"], "25.0, 25.0M")
+
+    def test_verdict(self):
+        self.assertEqual(peers.verdict(["pass", "pass"]), "pass")
+        self.assertEqual(peers.verdict(["fail", "pass", "fail"]), "pass 1/3")
+        self.assertEqual(peers.verdict([]), "-")
 
     def test_values_close_as_the_selftest(self):
         # |a - b| <= (a + b) / 100 * 10: 24M against 29M passes (5 <= 5.3),
@@ -263,7 +310,7 @@ class Peers(unittest.TestCase):
             md, _, _ = report.build(FIX, out=tmp)
             text = open(md).read()
             self.assertIn("Peer suite: the kernel's memcg selftests", text)
-            self.assertIn("| test_memcg_low | fail | fail | fail | pass |", text)
+            self.assertIn("| test_memcg_low | fail | pass 1/2 | fail | pass |", text)
         finally:
             shutil.rmtree(tmp)
 
