@@ -192,6 +192,43 @@ def peer_bars(sr, outdir, date):
     return _save(fig, outdir, f"{sr.scenario}-peers")
 
 
+def selftest_cd(data, outdir, date):
+    """The memcg selftest's children C and D at test_memcg_min/low's check,
+    one point per run (circles: plain mount, triangles: with
+    memory_recursiveprot), each kernel's model (fine steps, plain) as a
+    cross, and the box the test accepts. data: peers.load()'s. Returns the
+    base name, or None when no run printed C and D."""
+    fig, ax = plt.subplots(figsize=(6.5, 5))
+    drawn = False
+    for i, k in enumerate(data):
+        col = COLOURS[i % len(COLOURS)]
+        for mount, marker in (("plain", "o"), ("recursiveprot", "^")):
+            pts = [v[:2] for r in data[k].get(mount, {}).get("runs", []) for v in r["values"].values()]
+            if pts:
+                ax.scatter([c / MIB for c, _ in pts], [d / MIB for _, d in pts], marker=marker, s=22,
+                           color=col, alpha=0.7, label=f"{k} ({mount})")
+                drawn = True
+        variant = model.variant_of(k)
+        if variant:
+            c, d, _, _ = model.selftest_split(variant, alpha=0.01)
+            ax.scatter([c], [d], marker="X", s=140, color=col, edgecolors="black", linewidths=0.6)
+    if not drawn:
+        plt.close(fig)
+        return None
+    # values_close(x, t, 10): |x - t| <= (x + t) / 10, i.e. t * 9/11 <= x <= t * 11/9.
+    c0, c1, d0, d1 = 29 * 9 / 11, 29 * 11 / 9, 21 * 9 / 11, 21 * 11 / 9
+    ax.plot([c0, c1, c1, c0, c0], [d0, d0, d1, d1, d0], "--", color="grey", lw=1,
+            label="what the test accepts")
+    lo, hi = min(ax.get_xlim()[0], ax.get_ylim()[0]), max(ax.get_xlim()[1], ax.get_ylim()[1])
+    ax.plot([lo, hi], [lo, hi], ":", color="grey", lw=1, label="C = D (an even split)")
+    ax.set_xlabel("C: memory.low/min 75M (MiB)")
+    ax.set_ylabel("D: memory.low/min 25M (MiB)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    ax.set_title(f"test_memcontrol: C and D at the check, per run; crosses: model\n({date})", fontsize=10)
+    return _save(fig, outdir, "selftests-cd")
+
+
 def all_plots(sr, outdir, date):
     os.makedirs(outdir, exist_ok=True)
     out = []

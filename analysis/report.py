@@ -278,6 +278,10 @@ def build(run_dir, baseline=None, out=None):
                   "about 21M, within 10%), beside the model: upstream's memcg_protection.m with each "
                   "kernel's formula, in upstream's 10% steps and in 1% steps (the cliff's 25M/25M):")
             doc.table(header, body)
+            os.makedirs(plotdir, exist_ok=True)
+            name = plots.selftest_cd(data, plotdir, date)
+            if name:
+                doc.img(os.path.join(plotdir, name), "selftest C and D against the model")
         if peer_problems:
             doc.ul(peer_problems)
     md = os.path.join(out, "report.md")

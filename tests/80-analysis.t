@@ -241,7 +241,7 @@ class Outputs(unittest.TestCase):
         self.assertIn("counter went down", text)
         self.assertIn("oom-kill", text)
         for name in ("low-steps-pgscan", "low-steps-model", "low-steps-workload", "emin-baseline-peers",
-                     "oom-ramp-oom"):
+                     "oom-ramp-oom", "selftests-cd"):
             for ext in ("png", "svg"):
                 path = os.path.join(self.tmp, "plots", f"{name}.{ext}")
                 self.assertGreater(os.path.getsize(path), 1000, path)
