@@ -215,32 +215,49 @@ void fault_counts(unsigned long long *majflt, unsigned long long *minflt)
 	*minflt = ru.ru_minflt;
 }
 
-int stats_write(const char *path, const char *const *keys,
-		const unsigned long long *vals, size_t n)
+int write_atomic(const char *path, const char *text)
 {
 	char tmp[4096];
 	FILE *f;
-	size_t i;
 	int err;
 
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		err = ENAMETOOLONG;
-		goto fail;
-	}
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
 	f = fopen(tmp, "we");
-	if (!f) {
-		err = errno;
-		goto fail;
-	}
-	for (i = 0; i < n; i++)
-		fprintf(f, "%s %llu\n", keys[i], vals[i]);
+	if (!f)
+		return -errno;
+	fputs(text, f);
 	if (fclose(f) || rename(tmp, path)) {
 		err = errno;
 		unlink(tmp);
-		goto fail;
+		return -err;
 	}
 	return 0;
-fail:
-	err_msg(err, "cannot write the stats file '%s'", path);
-	return -err;
+}
+
+int stats_write(const char *path, const char *const *keys,
+		const unsigned long long *vals, size_t n)
+{
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *f;
+	int err;
+
+	f = open_memstream(&text, &len);
+	if (!f) {
+		err = -errno;
+		goto out;
+	}
+	for (i = 0; i < n; i++)
+		fprintf(f, "%s %llu\n", keys[i], vals[i]);
+	if (fclose(f)) {
+		err = -errno;
+		goto out;
+	}
+	err = write_atomic(path, text);
+out:
+	if (err)
+		err_msg(-err, "cannot write the stats file '%s'", path);
+	free(text);
+	return err;
 }

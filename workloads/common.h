@@ -75,8 +75,15 @@ void ticker_init(struct ticker *t, double interval_s);
 bool ticker_due(struct ticker *t);
 
 /*
+ * Replace path's contents with text atomically: readers see the old file or
+ * the new one, never a part (path.tmp is written, then renamed over it; it
+ * is removed again on failure). Returns 0 or -errno; says nothing.
+ */
+int write_atomic(const char *path, const char *text);
+
+/*
  * Rewrite path with "key value" lines (the format of memory.stat, which the
- * collector's --app samples), atomically: path.tmp, then rename. Returns 0,
+ * collector's --app samples), atomically (write_atomic()). Returns 0,
  * or -errno after saying which file could not be written.
  */
 int stats_write(const char *path, const char *const *keys,

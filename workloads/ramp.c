@@ -138,21 +138,13 @@ static void touch(char *mem, size_t bytes, size_t page)
 static int write_report(const char *path, double secs, unsigned long long held,
 			unsigned long nsteps, const char *state)
 {
-	char tmp[4096];
-	FILE *f;
+	char line[256];
 
 	if (!path)
 		return 0;
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return -ENAMETOOLONG;
-	f = fopen(tmp, "we");
-	if (!f)
-		return -errno;
-	fprintf(f, "seconds=%.2f held_bytes=%llu steps=%lu state=%s\n",
-		secs, held, nsteps, state);
-	if (fclose(f) || rename(tmp, path))
-		return -errno;
-	return 0;
+	snprintf(line, sizeof(line), "seconds=%.2f held_bytes=%llu steps=%lu state=%s\n",
+		 secs, held, nsteps, state);
+	return write_atomic(path, line);
 }
 
 int ramp_main(int argc, char **argv)

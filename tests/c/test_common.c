@@ -1,6 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for workloads/common.c: sizes, numbers, rate limiting. */
+/*
+ * Unit tests for workloads/common.c: sizes, numbers, rate limiting, the
+ * atomic file writes.
+ */
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tap.h"
 #include "../../workloads/common.h"
@@ -26,6 +32,57 @@ static void size_bad(const char *s, unsigned long long ram)
 
 	is_int(parse_size(s, ram, &got), -EINVAL, "parse_size(\"%s\") is refused", s);
 	is_int(got, 12345, "and leaves the result alone");
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[4096];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static void files(void)
+{
+	static const char *const keys[] = { "pages_touched", "majflt" };
+	unsigned long long vals[] = { 123, 4 };
+	char dir[] = "/tmp/test_common.XXXXXX", path[4200], tmp[4300], bad[4200];
+	char *longname;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/stats", dir);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	is_int(write_atomic(path, "one\n"), 0, "write_atomic writes a new file");
+	is_str(slurp(path), "one\n", "with the text");
+	is_int(write_atomic(path, "two\n"), 0, "and replaces it");
+	is_str(slurp(path), "two\n", "with the new text, not appended");
+	ok(access(tmp, F_OK) && errno == ENOENT, "no .tmp file is left");
+	snprintf(bad, sizeof(bad), "%s/no-such-dir/stats", dir);
+	is_int(write_atomic(bad, "x"), -ENOENT, "a missing directory is -ENOENT");
+	longname = calloc(1, 4100);
+	memset(longname, 'a', 4095);
+	is_int(write_atomic(longname, "x"), -ENAMETOOLONG, "a name with no room for .tmp is -ENAMETOOLONG");
+	free(longname);
+	/* A directory in the way: rename fails, and the .tmp goes again. */
+	snprintf(bad, sizeof(bad), "%s/adir", dir);
+	mkdir(bad, 0700);
+	is_int(write_atomic(bad, "x"), -EISDIR, "renaming over a directory fails with -EISDIR");
+	snprintf(tmp, sizeof(tmp), "%s.tmp", bad);
+	ok(access(tmp, F_OK) && errno == ENOENT, "and its .tmp file is removed");
+	rmdir(bad);
+	is_int(stats_write(path, keys, vals, 2), 0, "stats_write writes key value lines");
+	is_str(slurp(path), "pages_touched 123\nmajflt 4\n", "in the order given");
+	unlink(path);
+	rmdir(dir);
 }
 
 int main(void)
@@ -74,6 +131,7 @@ int main(void)
 	rate_init(&r, 0);
 	rate_wait(&r, 1000000);
 	ok(now_ns() - t0 < NSEC_PER_SEC / 100, "rate 0 means no limit");
+	files();
 
 	return done_testing();
 }
