@@ -254,7 +254,7 @@ run_one() {
 	# once more.
 	for attempt in "" " (2nd boot)"; do
 		rc=0
-		LOG_TAG="$scenario r$repeat${tag:+ $tag}$attempt" \
+		LOG_KERNEL="$kernel" LOG_TAG="$scenario r$repeat${tag:+ $tag}$attempt" \
 			"$GUEST" run "$(arm_kernel "$kernel")" "$tmp/job.conf" "$dir" \
 			--with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
 		if [ "$rc" = 0 ] || [ -f "$dir/guest/agent-started" ] || [ -n "$attempt" ]; then

@@ -35,7 +35,8 @@ usage: $PROG COMMAND [ARGS]
 
 Exit status of run: 0 ok, 1 the job failed, 2 bad input, $EX_TIMEOUT timeout,
 $EX_PANIC kernel panic, $EX_NOSTATUS guest stopped without a status.
-Environment: ACCEL=auto|kvm|tcg, ROOTFS, KOUT, V=1.
+Environment: ACCEL=auto|kvm|tcg, ROOTFS, KOUT, V=1, LOG_KERNEL (the kernel's
+name in log lines), LOG_TAG (more words for the progress lines).
 EOF
 }
 
@@ -310,11 +311,14 @@ cmd_run() {
 	for f in "${with[@]}"; do
 		cp "$f" "$rundir/guest/"
 	done
+	# How the log names the kernel: the caller may say more than the
+	# variant (an arm such as patched@mglru).
+	local name=${LOG_KERNEL:-$kernel}
 	accel=$(pick_accel "$kdir/bzImage")
 	make_overlay "$rundir/disk.qcow2" "$(size_bytes "$(kv_get "$job" disk)")"
 	qemu_command job "$kdir/bzImage" "$accel" "$mem" "$cpus" "$rundir/disk.qcow2" \
 		"$rundir/guest" "$rundir/console.log" "$(kv_get "$job" cmdline)" > "$rundir/qemu.cmd"
-	log "[$kernel] booting ($accel, $(kv_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
+	log "[$name] booting ($accel, $(kv_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
 
 	local -a argv
 	mapfile -t argv < "$rundir/qemu.cmd"
@@ -327,11 +331,11 @@ cmd_run() {
 		p=$(cat "$rundir/guest/out/progress" 2> /dev/null || true)
 		if [ -n "$p" ] && [ "$p" != "$progress" ]; then
 			progress=$p
-			log "[$kernel${LOG_TAG:+ $LOG_TAG}] $p ($(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%d", (n - s) / 1000 }')s)"
+			log "[$name${LOG_TAG:+ $LOG_TAG}] $p ($(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%d", (n - s) / 1000 }')s)"
 		fi
 		if [ "$agent" = null ] && [ -f "$rundir/guest/agent-started" ]; then
 			agent=$(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%.2f", (n - s) / 1000 }')
-			log "[$kernel] agent started ${agent}s after QEMU"
+			log "[$name] agent started ${agent}s after QEMU"
 		fi
 		if [ $(($(now_ms) - start)) -ge $((timeout * 1000)) ]; then
 			verdict=timeout
@@ -371,9 +375,9 @@ cmd_run() {
 	write_result "$rundir" "$verdict" "$detail" "$elapsed" "$agent"
 	write_meta "$rundir" "$kernel" "$kdir" "$accel" "$job"
 	if [ "$rc" = 0 ]; then
-		log "[$kernel] ok in ${elapsed}s"
+		log "[$name] ok in ${elapsed}s"
 	else
-		log "[$kernel] $verdict: $detail (console: $rundir/console.log)"
+		log "[$name] $verdict: $detail (console: $rundir/console.log)"
 		tail -n 5 "$rundir/console.log" 2> /dev/null | tr -d '\r' | sed 's/^/  | /' >&2
 	fi
 	return "$rc"

@@ -165,7 +165,7 @@ cmd_run() {
 			echo "zswap = $(arm_zswap "$k" off)"
 			echo "command = sh /mnt/job/selftests.sh $repeat"
 		} > "$tmp/job.conf"
-		LOG_TAG="selftests" "$GUEST" run "$v" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
+		LOG_KERNEL="$k" LOG_TAG="selftests" "$GUEST" run "$v" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
 			--with "$tmp/test_memcontrol" --with "$tmp/manifest.json" || failed=$((failed + 1))
 		rm -rf "$tmp"
 	done

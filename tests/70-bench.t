@@ -72,6 +72,7 @@ if ! ok $? "the quick run of low-steps on $KERNELS finished"; then
 fi
 printf '%s\n' "$out" | sed 's/^/# /'
 like "$out" "^\| memory.low \|" "it printed the per-step table"
+like "$(cat "$RESULTS/err")" "guest.sh: \[patched@mglru\] ok in" "the progress names the arm, not just its kernel"
 is "$(wc -l < "$RESULTS/smoke/manifest.tsv")" 3 "the manifest lists the three jobs"
 like "$(cat "$RESULTS/smoke/manifest.tsv")" "low-steps	patched	1	ok	low-steps/patched/r1" "with their status and directory"
 for k in $KERNELS; do
