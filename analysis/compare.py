@@ -69,11 +69,7 @@ def main(argv):
         return 2
     print(f"A = {args.a}\nB = {args.b}\nworkload.slice {args.metric}, mean ± 95% CI (repeats)\n")
     head = ["scenario", "kernel", "step", "A", "B", "B % of A", "p"]
-    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(head)]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(head, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
+    stats.print_table(head, rows)
     small = sum(1 for r in rows if r[-1] not in ("-",) and (r[-1] == "<0.001" or float(r[-1]) < 0.05))
     tested = sum(1 for r in rows if r[-1] != "-")
     print(f"\n{small} of {tested} comparisons with p < 0.05 (by chance alone, about {0.05 * tested:.1f})")

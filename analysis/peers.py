@@ -152,14 +152,6 @@ def value_rows(data):
     return header, body
 
 
-def print_table(header, body):
-    widths = [max(len(h), *(len(r[i]) for r in body)) if body else len(h) for i, h in enumerate(header)]
-    print("| " + " | ".join(h.ljust(w) for h, w in zip(header, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in body:
-        print("| " + " | ".join(c.ljust(w) for c, w in zip(r, widths)) + " |")
-
-
 def main(argv):
     if len(argv) != 2 or argv[1] in ("-h", "--help"):
         print("usage: peers.py RUN_DIR", file=sys.stderr)
@@ -172,11 +164,11 @@ def main(argv):
         print(f"peers.py: no selftest results in {argv[1]}/peers/selftests", file=sys.stderr)
         return 1
     print("\ntest_memcontrol, per kernel and cgroup2 mount (recursiveprot: as systemd mounts it)")
-    print_table(*rows(data))
+    stats.print_table(*rows(data))
     header, body = value_rows(data)
     if body:
         print("\nmemory.current of the protected children at the check (the test expects C ~29M, D ~21M)")
-        print_table(header, body)
+        stats.print_table(header, body)
     for p in problems:
         print(f"missing: {p}")
     return 0

@@ -117,3 +117,14 @@ def text(s):
         return "-"
     ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
     return f"{s['mean']:.0f}{ci} ({s['n']})"
+
+
+def print_table(header, rows, right=False):
+    """Print a table as the command-line tools do: Markdown pipes, each
+    column as wide as its widest cell, left-aligned (right=True: right)."""
+    pad = str.rjust if right else str.ljust
+    widths = [max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)]
+    print("| " + " | ".join(pad(h, w) for h, w in zip(header, widths)) + " |")
+    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    for r in rows:
+        print("| " + " | ".join(pad(c, w) for c, w in zip(r, widths)) + " |")

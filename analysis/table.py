@@ -42,12 +42,8 @@ def print_table(sr, cgroup):
             pct, p = sr.versus(k, n, cgroup=cgroup)
             row += ["n/a" if pct is None else f"{pct:.0f}%", p_text(p)]
         rows.append(row)
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
     print(f"\n{sr.scenario}: {cgroup} pgscan/s over each step's window, mean ± 95% CI (repeats)")
-    print("| " + " | ".join(c.rjust(w) for c, w in zip(cols, widths)) + " |")
-    print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    for r in rows:
-        print("| " + " | ".join(c.rjust(w) for c, w in zip(r, widths)) + " |")
+    stats.print_table(cols, rows, right=True)
 
 
 def main(argv):
