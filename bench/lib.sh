@@ -193,17 +193,12 @@ arm_check() {
 	return 0
 }
 
-# The lru_gen and zswap settings for kernel $1, where the job asks for $2.
-arm_lru_gen() {
-	case "$1" in
-	*@mglru) echo on ;;
-	*) echo "$2" ;;
-	esac
-}
-
-arm_zswap() {
-	case "$1" in
-	*@zswap) echo on ;;
-	*) echo "$2" ;;
+# What a guest switch is for kernel $2: "on" when it is the arm K@$1 that
+# switches it, else $3, what the job asks for. Switches: mglru for lru_gen,
+# zswap for zswap.
+arm_switch() {
+	case "$2" in
+	*@"$1") echo on ;;
+	*) echo "$3" ;;
 	esac
 }

@@ -161,8 +161,8 @@ cmd_run() {
 			echo "cpus = 2"
 			echo "swap = 1G"
 			echo "timeout = $((60 + 2 * repeat * 300))"
-			echo "lru_gen = $(arm_lru_gen "$k" off)"
-			echo "zswap = $(arm_zswap "$k" off)"
+			echo "lru_gen = $(arm_switch mglru "$k" off)"
+			echo "zswap = $(arm_switch zswap "$k" off)"
 			echo "command = sh /mnt/job/selftests.sh $repeat"
 		} > "$tmp/job.conf"
 		LOG_KERNEL="$k" LOG_TAG="selftests" "$GUEST" run "$v" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
@@ -184,7 +184,7 @@ main() {
 	case "$cmd" in
 	build) cmd_build "$@" ;;
 	run)
-		[ $# -ge 1 ] || usage_error "usage: $PROG run RUN_ID KERNEL..."
+		[ $# -ge 1 ] || usage_error "usage: $PROG run RUN_ID KERNEL... [--repeat N]"
 		cmd_run "$@"
 		;;
 	table)
