@@ -23,8 +23,8 @@ echo 'CONFIG_MEMCG=m' >> "$tmp/nomemcg.config"
 grep -v '^CONFIG_PSI=' "$tmp/nomemcg.config" > "$tmp/bad.config"
 head -c 4096 /dev/urandom > "$tmp/bzImage"
 
-"$KERNEL" check-config "$tmp/good.config" > /dev/null 2>&1
-ok $? "check-config accepts a config with every guest option"
+runs "check-config accepts a config with every guest option" \
+	"$KERNEL" check-config "$tmp/good.config"
 out=$("$KERNEL" check-config "$tmp/bad.config" 2>&1)
 is "$?" 1 "check-config refuses a config without CONFIG_MEMCG and CONFIG_PSI"
 like "$out" "CONFIG_MEMCG=y \(have: CONFIG_MEMCG=m\)" "the refusal names CONFIG_MEMCG and what the config has"
@@ -48,8 +48,8 @@ is "$?" 2 "an unknown base variant is refused"
 ok $? "nothing was written to variants.local"
 
 # A prebuilt kernel missing an option is refused with the list.
-"$KERNEL" add theirs bzimage="$tmp/bzImage" config="$tmp/bad.config" a test kernel > /dev/null 2>&1
-ok $? "a prebuilt kernel can be registered"
+runs "a prebuilt kernel can be registered" \
+	"$KERNEL" add theirs bzimage="$tmp/bzImage" config="$tmp/bad.config" a test kernel
 out=$("$KERNEL" build theirs 2>&1)
 is "$?" 1 "building a prebuilt kernel whose config lacks options fails"
 like "$out" "CONFIG_MEMCG=y" "the failure lists CONFIG_MEMCG"

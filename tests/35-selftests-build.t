@@ -13,8 +13,7 @@ SELFTESTS_OUT=$(mktemp -d)
 trap 'rm -rf "$SELFTESTS_OUT"' EXIT
 
 for v in control patched; do
-	out=$("$ST" build "$v" 2>&1)
-	ok $? "test_memcontrol builds from $v's tree" || printf '%s\n' "$out" | tail -n 20 | sed 's/^/# /'
+	runs "test_memcontrol builds from $v's tree" "$ST" build "$v"
 	[ -x "$SELFTESTS_OUT/$v/test_memcontrol" ]
 	ok $? "$v: the binary is there"
 	grep -q "memory.current C=%ld D=%ld" "$SELFTESTS_OUT/$v/test_memcontrol"

@@ -47,23 +47,23 @@ field() {
 }
 
 out=$("${VG[@]}" "$LOAD" ws --size 8M --duration 0.5 --interval 0.2 2> "$tmp/err")
-ok $? "ws: an anonymous working set runs for 0.5 s under valgrind"
+ok $? "ws: an anonymous working set runs for 0.5 s under valgrind" || diag_tail "$(cat "$tmp/err")"
 like "$out" "^ws: seconds=[0-9.]+ pages=2048 pages_touched=[0-9]+ pages_per_sec=[0-9]+ majflt=[0-9]+ minflt=[0-9]+$" \
 	"ws: prints its summary: touch rate and faults"
 like "$(cat "$tmp/err")" "ws: t=0\.[0-9]s [0-9]+ pages/s majflt" "ws: prints progress lines on stderr"
 
 out=$("${VG[@]}" "$LOAD" ws --size 4M --backing file --dir "$tmp/dir" --pattern random -t 0.5 -i 0 2>&1)
-ok $? "ws: a file-backed working set (sparse temporary file) runs"
+ok $? "ws: a file-backed working set (sparse temporary file) runs" || diag_tail "$out"
 is "$(ls -A "$tmp/dir")" "" "ws: its temporary file is gone"
 
 out=$("${VG[@]}" "$LOAD" ws --size 4M --backing mix --file "$tmp/dir/named" --pattern hotcold -t 0.5 -i 0 2>&1)
-ok $? "ws: a mixed working set with a named new file runs"
+ok $? "ws: a mixed working set with a named new file runs" || diag_tail "$out"
 [ ! -e "$tmp/dir/named" ]
 ok $? "ws: the file it created is removed at exit"
 
 truncate -s 8M "$tmp/existing"
-"$LOAD" ws --size 4M --backing file --file "$tmp/existing" -t 0.2 -i 0 > /dev/null 2>&1
-ok $? "ws: reads an existing file"
+runs "ws: reads an existing file" \
+	"$LOAD" ws --size 4M --backing file --file "$tmp/existing" -t 0.2 -i 0
 [ -e "$tmp/existing" ]
 ok $? "ws: and leaves it in place"
 
@@ -82,7 +82,7 @@ like "$(cat "$tmp/ws.out")" "^ws: seconds=" "ws: and it still prints its summary
 is "$(ls -A "$tmp/dir")" "" "ws: and leaves no file behind"
 
 out=$("${VG[@]}" "$LOAD" pressure --stream 8M --anon 4M --dir "$tmp/dir" -t 0.5 -i 0 2>&1)
-ok $? "pressure: re-reading a file and touching anonymous memory runs"
+ok $? "pressure: re-reading a file and touching anonymous memory runs" || diag_tail "$out"
 [ "$(field "$out" stream_passes)" -ge 1 ]
 ok $? "pressure: it made at least one pass over the file"
 is "$(ls -A "$tmp/dir")" "" "pressure: its temporary file is gone"
@@ -92,8 +92,8 @@ bytes=$(field "$out" anon_bytes_touched)
 ok $? "pressure: --rate 16 holds it to about 16 MiB in 1 s ($bytes bytes)"
 
 out=$("${VG[@]}" "$LOAD" ramp --start 1M --step 1M --every 0.1 --max 4M -t 1 \
-	--report "$tmp/ramp.report" 2> /dev/null)
-ok $? "ramp: grows to its maximum and stops at the deadline"
+	--report "$tmp/ramp.report" 2> "$tmp/ramp.err")
+ok $? "ramp: grows to its maximum and stops at the deadline" || diag_tail "$(cat "$tmp/ramp.err")"
 like "$out" "^ramp: seconds=[0-9.]+ held_bytes=4194304 steps=3 state=at-max$" "ramp: reports how far it got"
 like "$(cat "$tmp/ramp.report")" "held_bytes=4194304 steps=3 state=at-max" "ramp: the report file says the same"
 err=$("$LOAD" ramp --step 1M --every 0.05 --interval 0.2 -t 0.7 2>&1 > /dev/null)
@@ -101,8 +101,8 @@ like "$err" "^ramp: t=0\.[0-9]s held [0-9]+ MiB after [0-9]+ steps" "ramp: progr
 is "$(printf '%s\n' "$err" | grep -c '^ramp: t=')" 3 "ramp: three progress lines in 0.7 s at 0.2 s"
 
 # --stats: counters for the collector, rewritten atomically.
-"${VG[@]}" "$LOAD" ws --size 4M -t 0.8 -i 0 --stats "$tmp/ws.stats" > /dev/null 2>&1
-ok $? "ws --stats runs clean under valgrind"
+runs "ws --stats runs clean under valgrind" \
+	"${VG[@]}" "$LOAD" ws --size 4M -t 0.8 -i 0 --stats "$tmp/ws.stats"
 like "$(cat "$tmp/ws.stats")" "^pages_touched [1-9][0-9]*$" "ws: the stats file counts the pages touched"
 like "$(cat "$tmp/ws.stats")" "^majflt [0-9]+$" "ws: and the major faults"
 "$LOAD" pressure --stream 4M --dir "$tmp" -t 0.8 -i 0 --stats "$tmp/p.stats" > /dev/null 2>&1

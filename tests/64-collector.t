@@ -23,7 +23,7 @@ rows() {
 
 "${VG[@]}" "$COLLECT" "${ROOTS[@]}" --count 3 --interval 0.1 --out "$tmp/a.csv" \
 	workload.slice system.slice gone.slice 2> "$tmp/a.err"
-ok $? "three samples of three cgroups, under valgrind"
+ok $? "three samples of three cgroups, under valgrind" || diag_tail "$(cat "$tmp/a.err")"
 is "$(sed -n 1p "$tmp/a.csv" | cut -d' ' -f1-3)" "# bench-collect schema=1" "the first line names the tool and the schema"
 is "$(sed -n 2p "$tmp/a.csv")" "time_s,step,cgroup,source,key,value" "the second line is the header"
 bad=$(awk -F, 'NR > 2 && NF != 6' "$tmp/a.csv" | wc -l)
@@ -86,8 +86,8 @@ is "$last_ws" "$last_gone" "and the other cgroup is still sampled to the end"
 # (the workload has not started, or is gone) is recorded as missing.
 printf 'pages_touched 100\nmajflt 3\nnot a counter line\n' > "$tmp/ws.stats"
 "${VG[@]}" "$COLLECT" "${ROOTS[@]}" --count 2 --interval 0.05 --out "$tmp/app.csv" \
-	--app "workload=$tmp/ws.stats" --app "peer=$tmp/none.stats" workload.slice 2> /dev/null
-ok $? "a run with two --app files, under valgrind"
+	--app "workload=$tmp/ws.stats" --app "peer=$tmp/none.stats" workload.slice 2> "$tmp/app.err"
+ok $? "a run with two --app files, under valgrind" || diag_tail "$(cat "$tmp/app.err")"
 is "$(rows "$tmp/app.csv" workload app pages_touched | tr '\n' ' ')" "100 100 " "the app's counters are rows of source app, in every sample"
 is "$(rows "$tmp/app.csv" workload app majflt | sed -n 1p)" 3 "every counter of it"
 is "$(rows "$tmp/app.csv" workload _status app | sed -n 1p)" "malformed:1" "a line that is not a counter is counted as malformed"

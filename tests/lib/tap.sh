@@ -7,6 +7,8 @@ TAP_FAILED=0
 # shellcheck disable=SC2034
 SUITE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
+# Each check returns 0 when it passed and 1 when it failed, so a test can
+# add diagnostics with "check ... || diag ...".
 pass() {
 	TAP_N=$((TAP_N + 1))
 	echo "ok $TAP_N - $*"
@@ -16,6 +18,7 @@ fail() {
 	TAP_N=$((TAP_N + 1))
 	TAP_FAILED=$((TAP_FAILED + 1))
 	echo "not ok $TAP_N - $*"
+	return 1
 }
 
 # ok STATUS DESCRIPTION: passes when STATUS is 0.
@@ -33,6 +36,7 @@ is() {
 		fail "$3"
 		diag "got:  '$1'"
 		diag "want: '$2'"
+		return 1
 	fi
 }
 
@@ -44,7 +48,29 @@ like() {
 		fail "$3"
 		diag "no match for /$2/ in:"
 		printf '%s\n' "$1" | sed 's/^/#   /' | head -n 20
+		return 1
 	fi
+}
+
+# runs DESCRIPTION COMMAND [ARG...]: passes when COMMAND exits 0. When it
+# does not, the command's own last lines (stdout and stderr, TAP_TAIL of
+# them, default 20) are shown, so the cause is seen and not only what
+# later checks trip over.
+runs() {
+	local desc=$1 out status
+	shift
+	out=$("$@" 2>&1)
+	status=$?
+	ok "$status" "$desc" && return 0
+	diag "exit status $status of: $*"
+	diag_tail "$out"
+	return 1
+}
+
+# diag_tail TEXT: the last lines of TEXT (a failed command's output) as
+# diagnostics, TAP_TAIL of them (default 20).
+diag_tail() {
+	printf '%s\n' "$1" | tail -n "${TAP_TAIL:-20}" | sed 's/^/#   /'
 }
 
 diag() {
