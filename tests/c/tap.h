@@ -8,11 +8,13 @@
 
 static int tap_n, tap_failed;
 
+/* COND is evaluated once: it may have side effects. */
 #define ok(cond, ...) do {						\
+	int _pass = !!(cond);						\
 	tap_n++;							\
-	if (!(cond))							\
+	if (!_pass)							\
 		tap_failed++;						\
-	printf("%sok %d - ", (cond) ? "" : "not ", tap_n);		\
+	printf("%sok %d - ", _pass ? "" : "not ", tap_n);		\
 	printf(__VA_ARGS__);						\
 	printf("\n");							\
 } while (0)
