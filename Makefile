@@ -144,6 +144,16 @@ $(BIN)/test_%: tests/c/test_%.c tests/c/tap.h $(COMMON_SRCS) $(COMMON_HDRS)
 test: deps ## run every test (TAP, summarised by prove)
 	@prove $(if $(filter 1,$(V)),-v) tests/
 
+# The tests that need neither root, nor a kernel build, nor a boot.
+CHECK_TESTS := tests/00-lint.t tests/05-kernel-style.t tests/10-series.t \
+	tests/20-variants.t tests/40-guest-job.t tests/61-c-common.t \
+	tests/62-c-cgutil.t tests/63-workloads.t tests/64-collector.t \
+	tests/80-analysis.t
+
+.PHONY: check
+check: deps ## the quick tests: no root, no kernel build, no boot (a few minutes)
+	@prove $(if $(filter 1,$(V)),-v) $(CHECK_TESTS)
+
 .PHONY: clean
 clean: ## remove built kernels (keeps the source and object trees)
 	rm -rf build/kernels

@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # Install the Debian packages the suite needs, if any is missing.
 #
-#   deps.sh [GROUP...]   groups: kernel guest analysis test (default: all)
+#   deps.sh [GROUP...]          groups: kernel guest analysis test (default: all)
+#   deps.sh --list [GROUP...]   print the groups' packages, one a line
 #
+# This list is the whole of what the suite needs beyond Debian's essential
+# set: tests/90-fresh-root.t runs the host-side checks in a root holding
+# these packages and nothing else.
 # Needs root to install; without it, prints the apt-get command to run.
 set -euo pipefail
 
@@ -10,17 +14,23 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 declare -A PKGS=(
-	# Building kernels from Debian's linux-source.
+	# Building kernels from Debian's linux-source (rsync: headers_install,
+	# for the selftests).
 	[kernel]="build-essential patch flex bison bc libelf-dev libssl-dev
-		ccache cpio kmod xz-utils linux-source-6.1"
+		ccache cpio kmod xz-utils rsync linux-source-6.1"
 	# The guest: its image and QEMU.
 	[guest]="qemu-system-x86 qemu-utils mmdebstrap e2fsprogs"
 	# Analysis: tables, statistics, plots, reports (Debian's Python only).
 	[analysis]="python3 python3-matplotlib"
-	# Running the tests.
-	[test]="perl shellcheck jq valgrind"
+	# Running the tests (git: the lint checks what git ignores).
+	[test]="perl shellcheck jq valgrind git"
 )
 
+list=0
+if [ "${1:-}" = --list ]; then
+	list=1
+	shift
+fi
 groups=("$@")
 [ ${#groups[@]} -gt 0 ] || groups=(kernel guest analysis test)
 
@@ -30,6 +40,11 @@ for g in "${groups[@]}"; do
 		usage_error "unknown package group '$g' (${!PKGS[*]})"
 	want="$want ${PKGS[$g]}"
 done
+if [ "$list" = 1 ]; then
+	# shellcheck disable=SC2086
+	printf '%s\n' $want
+	exit 0
+fi
 
 missing=""
 for p in $want; do
