@@ -19,6 +19,7 @@ KVM_PROBE_SECONDS=${KVM_PROBE_SECONDS:-6}
 EX_TIMEOUT=3
 EX_PANIC=5
 EX_NOSTATUS=6
+EX_QEMU=7
 
 usage() {
 	cat <<EOF
@@ -33,8 +34,10 @@ usage: $PROG COMMAND [ARGS]
   check-job JOB     validate a job file without booting anything
   accel KERNEL      print the accelerator auto-detection picks for KERNEL
 
-Exit status of run: 0 ok, 1 the job failed, 2 bad input, $EX_TIMEOUT timeout,
-$EX_PANIC kernel panic, $EX_NOSTATUS guest stopped without a status.
+Exit status of run (and result.json's "result"): 0 ok, 1 the job failed
+(agent-error), 2 bad input, $EX_TIMEOUT timeout, $EX_PANIC kernel panic (panic),
+$EX_NOSTATUS the guest stopped without a status (no-status), $EX_QEMU QEMU failed
+to start, exited with an error or was killed (qemu-error).
 Environment: ACCEL=auto|kvm|tcg, ROOTFS, KOUT, V=1, LOG_KERNEL (the kernel's
 name in log lines), LOG_TAG (more words for the progress lines).
 EOF
@@ -230,6 +233,19 @@ now_ms() {
 	date +%s%3N
 }
 
+# How QEMU ended, from the exit status wait gave: "QEMU exited with
+# status 1", "QEMU was killed by signal 9 (KILL)".
+qemu_exit_text() {
+	local rc=$1
+	if [ "$rc" -gt 128 ] && [ "$rc" -lt 160 ]; then
+		echo "QEMU was killed by signal $((rc - 128)) ($(kill -l "$((rc - 128))" 2> /dev/null || echo '?'))"
+	elif [ "$rc" = 127 ]; then
+		echo "QEMU could not be started (status 127)"
+	else
+		echo "QEMU exited with status $rc"
+	fi
+}
+
 # Write the host's verdict to RUNDIR/result.json.
 write_result() {
 	local rundir=$1 verdict=$2 detail=$3 seconds=$4 agent=$5
@@ -272,7 +288,7 @@ write_meta() {
 
 cmd_run() {
 	local kernel=$1 jobfile=$2 rundir=$3 dry="" job kdir accel mem cpus timeout
-	local start pid agent=null elapsed verdict detail status rc f progress="" p
+	local start pid agent=null elapsed verdict detail status rc qemu_rc f progress="" p
 	local -a with=()
 	shift 3
 	while [ $# -gt 0 ]; do
@@ -325,6 +341,14 @@ cmd_run() {
 	start=$(now_ms)
 	"${argv[@]}" > "$rundir/qemu.log" 2>&1 &
 	pid=$!
+	# Stopped from outside (make bench interrupted): QEMU goes too, and so
+	# does the overlay, whatever ends this script.
+	# shellcheck disable=SC2064
+	trap "rm -f $(shell_quote "$rundir/disk.qcow2")" EXIT
+	# shellcheck disable=SC2064
+	trap "kill -KILL $pid 2> /dev/null; exit 143" TERM
+	# shellcheck disable=SC2064
+	trap "kill -KILL $pid 2> /dev/null; exit 130" INT
 	verdict=""
 	while kill -0 "$pid" 2> /dev/null; do
 		# The job may report its progress in out/progress; show each change.
@@ -346,8 +370,10 @@ cmd_run() {
 		fi
 		sleep 0.2
 	done
-	wait "$pid" 2> /dev/null
-	rc=$?
+	# QEMU's own exit status; non-zero must not end this script (set -e).
+	qemu_rc=0
+	wait "$pid" 2> /dev/null || qemu_rc=$?
+	trap - TERM INT
 	elapsed=$(awk -v s="$start" -v n="$(now_ms)" 'BEGIN { printf "%.2f", (n - s) / 1000 }')
 	rm -f "$rundir/disk.qcow2"
 
@@ -367,9 +393,15 @@ cmd_run() {
 		verdict="agent-error"
 		detail=$status
 		rc=$EX_FAIL
+	elif [ "$qemu_rc" != 0 ]; then
+		verdict=qemu-error
+		detail="$(qemu_exit_text "$qemu_rc") without a status from the agent"
+		p=$(grep -v '^[[:space:]]*$' "$rundir/qemu.log" 2> /dev/null | tail -n 1 || true)
+		[ -z "$p" ] || detail="$detail; its last words: $p"
+		rc=$EX_QEMU
 	else
 		verdict=no-status
-		detail="QEMU exited (status $rc) without a status from the agent"
+		detail="the guest powered off without a status from the agent"
 		rc=$EX_NOSTATUS
 	fi
 	write_result "$rundir" "$verdict" "$detail" "$elapsed" "$agent"
@@ -378,7 +410,7 @@ cmd_run() {
 		log "[$name] ok in ${elapsed}s"
 	else
 		log "[$name] $verdict: $detail (console: $rundir/console.log)"
-		tail -n 5 "$rundir/console.log" 2> /dev/null | tr -d '\r' | sed 's/^/  | /' >&2
+		{ tail -n 5 "$rundir/console.log" 2> /dev/null || true; } | tr -d '\r' | sed 's/^/  | /' >&2
 	fi
 	return "$rc"
 }

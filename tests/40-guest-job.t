@@ -18,8 +18,7 @@ job() {
 
 job "# a comment" "" "memory = 1G" "cpus=2" "swap = 512M" "timeout = 60" \
 	"lru_gen = off" "command = uname -r > uname.txt"
-"$GUEST" check-job "$tmp/job.conf"
-ok $? "a good job file is accepted"
+runs "a good job file is accepted" "$GUEST" check-job "$tmp/job.conf"
 
 job "memory = 1G" "colour = blue"
 out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
@@ -110,5 +109,62 @@ is "$?" 2 "an unknown ACCEL is refused"
 
 out=$("$GUEST" shell control --dry-run memory=1G 2>&1)
 like "$out" "-serial mon:stdio" "the interactive shell has the console on the terminal"
+
+# QEMU that fails, is killed from outside, or never starts: guest.sh still
+# gives its own verdict and exit status, keeps what it has, and removes the
+# overlay. A stand-in QEMU (QEMU=) plays each part; nothing boots.
+# shellcheck disable=SC2016 # the script is for the stand-in to expand
+fake_qemu() {
+	printf '#!/bin/sh\n[ "$1" = --version ] && { echo "QEMU emulator version 0.0"; exit 0; }\n%s\n' \
+		"$2" > "$tmp/$1"
+	chmod +x "$tmp/$1"
+}
+fake_qemu qemu-fails 'echo "qemu: could not load kernel: bad magic" >&2; exit 1'
+fake_qemu qemu-sleeps "echo \$\$ > $tmp/qemu.pid; exec sleep 60"
+fake_qemu qemu-quiet 'exit 0'
+job "memory = 1G" "timeout = 30"
+
+# verdict_is RUN STATUS WANT_STATUS VERDICT DETAIL_PATTERN WHAT
+verdict_is() {
+	local run=$1 status=$2 want=$3 verdict=$4 detail=$5 what=$6
+	is "$status" "$want" "$what: guest.sh's own exit status ($want), not QEMU's"
+	is "$(jq -r .result "$run/result.json" 2> /dev/null)" "$verdict" "$what: result.json says $verdict"
+	like "$(jq -r .detail "$run/result.json" 2> /dev/null)" "$detail" "$what: saying how QEMU ended"
+	[ "$(jq -r 'has("last_console_lines")' "$run/result.json" 2> /dev/null)" = true ]
+	ok $? "$what: with the console's last lines"
+	[ -f "$run/meta.json" ] && [ ! -e "$run/disk.qcow2" ]
+	ok $? "$what: meta.json written, the overlay removed"
+}
+
+QEMU=$tmp/qemu-fails "$GUEST" run control "$tmp/job.conf" "$tmp/r-fails" > /dev/null 2>&1
+verdict_is "$tmp/r-fails" $? 7 qemu-error "exited with status 1.*could not load kernel: bad magic" \
+	"QEMU exiting with an error"
+
+rm -f "$tmp/qemu.pid"
+QEMU=$tmp/qemu-sleeps "$GUEST" run control "$tmp/job.conf" "$tmp/r-killed" > /dev/null 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -s "$tmp/qemu.pid" ] && break; sleep 0.1; done
+kill -KILL "$(cat "$tmp/qemu.pid")"
+wait "$gpid"
+verdict_is "$tmp/r-killed" $? 7 qemu-error "killed by signal 9 \(KILL\)" "QEMU killed with SIGKILL"
+
+QEMU=$tmp/no-such-qemu "$GUEST" run control "$tmp/job.conf" "$tmp/r-missing" > /dev/null 2>&1
+verdict_is "$tmp/r-missing" $? 7 qemu-error "could not be started" "QEMU that does not start"
+
+QEMU=$tmp/qemu-quiet "$GUEST" run control "$tmp/job.conf" "$tmp/r-quiet" > /dev/null 2>&1
+verdict_is "$tmp/r-quiet" $? 6 no-status "powered off without a status" "a guest that stops silently"
+
+rm -f "$tmp/qemu.pid"
+QEMU=$tmp/qemu-sleeps "$GUEST" run control "$tmp/job.conf" "$tmp/r-term" > /dev/null 2>&1 &
+gpid=$!
+for _ in $(seq 100); do [ -s "$tmp/qemu.pid" ] && break; sleep 0.1; done
+kill -TERM "$gpid"
+wait "$gpid"
+is "$?" 143 "guest.sh stopped with SIGTERM exits 143"
+sleep 0.2
+! kill -0 "$(cat "$tmp/qemu.pid")" 2> /dev/null
+ok $? "and takes QEMU with it"
+[ ! -e "$tmp/r-term/disk.qcow2" ]
+ok $? "and removes the overlay"
 
 done_testing
