@@ -21,7 +21,7 @@ BIN := build/bin
 COMMON_SRCS := workloads/common.c bench/cgutil.c
 COMMON_HDRS := workloads/common.h bench/cgutil.h
 LOAD_SRCS := workloads/main.c workloads/region.c workloads/ws.c \
-	workloads/pressure.c workloads/ramp.c $(COMMON_SRCS)
+	workloads/pressure.c workloads/ramp.c workloads/reclaim.c $(COMMON_SRCS)
 LOAD_HDRS := workloads/workloads.h workloads/region.h $(COMMON_HDRS)
 C_TESTS := $(BIN)/test_common $(BIN)/test_cgutil
 

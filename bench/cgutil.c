@@ -39,21 +39,52 @@ static ssize_t read_path(const char *path, char *buf, size_t size)
 	return len;
 }
 
-ssize_t cg_read(const char *root, const char *cgroup, const char *file,
-		char *buf, size_t size)
+static int cg_path(const char *root, const char *cgroup, const char *file,
+		   char *path, size_t size)
 {
-	char path[4096];
 	int n;
 
 	if (!root)
 		root = CGROUP_ROOT_DEFAULT;
 	if (cgroup && *cgroup)
-		n = snprintf(path, sizeof(path), "%s/%s/%s", root, cgroup, file);
+		n = snprintf(path, size, "%s/%s/%s", root, cgroup, file);
 	else
-		n = snprintf(path, sizeof(path), "%s/%s", root, file);
-	if (n < 0 || (size_t)n >= sizeof(path))
+		n = snprintf(path, size, "%s/%s", root, file);
+	if (n < 0 || (size_t)n >= size)
 		return -ENAMETOOLONG;
+	return 0;
+}
+
+ssize_t cg_read(const char *root, const char *cgroup, const char *file,
+		char *buf, size_t size)
+{
+	char path[4096];
+	int err;
+
+	err = cg_path(root, cgroup, file, path, sizeof(path));
+	if (err)
+		return err;
 	return read_path(path, buf, size);
+}
+
+int cg_write(const char *root, const char *cgroup, const char *file,
+	     const char *text)
+{
+	char path[4096];
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, err;
+
+	err = cg_path(root, cgroup, file, path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	err = n < 0 ? -errno : (size_t)n != len ? -EIO : 0;
+	close(fd);
+	return err;
 }
 
 ssize_t file_read(const char *path, char *buf, size_t size)

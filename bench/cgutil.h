@@ -19,6 +19,14 @@
  */
 ssize_t cg_read(const char *root, const char *cgroup, const char *file,
 		char *buf, size_t size);
+/*
+ * Write text to root/cgroup/file in one write(2), as cgroupfs wants a value
+ * per write. Returns 0 or -errno (memory.reclaim: -EAGAIN when the kernel
+ * could not reclaim the amount, -EINTR when a signal came first; neither is
+ * retried here).
+ */
+int cg_write(const char *root, const char *cgroup, const char *file,
+	     const char *text);
 /* The same for proc_root/file; proc_root NULL means /proc. */
 ssize_t proc_read(const char *proc_root, const char *file,
 		  char *buf, size_t size);

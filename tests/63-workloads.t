@@ -38,6 +38,11 @@ refused 2 "ramp: --step SIZE is required" ramp
 refused 2 "ramp: --max is smaller than --start" ramp --step 1M --start 4M --max 2M
 refused 2 "ramp: --every must be more than 0" ramp --step 1M --every 0
 refused 1 "ws: cannot create a file in '/nonexistent'" ws --size 1M --backing file --dir /nonexistent -t 0.1
+refused 2 "reclaim: --cgroup PATH is required" reclaim --amount 4M
+refused 2 "reclaim: --amount SIZE is required and must not be 0" reclaim --cgroup x.slice --amount 0
+refused 2 "reclaim: --every must be more than 0" reclaim --cgroup x.slice --amount 4M --every 0
+refused 1 "reclaim: cannot write '/nonexistent/x.slice/memory.reclaim': No such file" \
+	reclaim --cgroup x.slice --amount 4M --cgroup-root /nonexistent
 head -c 4096 /dev/zero > "$tmp/small"
 refused 1 "holds 4096 bytes, fewer than the" ws --size 1M --backing file --file "$tmp/small" -t 0.1
 
@@ -121,5 +126,18 @@ kill -KILL "$pid"
 wait "$pid" 2> /dev/null
 like "$(cat "$tmp/ramp2.report")" "held_bytes=[1-9][0-9]* steps=[1-9][0-9]* state=running" \
 	"ramp: after SIGKILL (as by the OOM killer) the report says how far it got"
+
+# reclaim: one request every --every seconds to memory.reclaim (here a
+# plain file standing in for the cgroup's), counted in --stats.
+mkdir -p "$tmp/cg/exp.slice"
+: > "$tmp/cg/exp.slice/memory.reclaim"
+out=$("${VG[@]}" "$LOAD" reclaim --cgroup exp.slice --amount 4M --every 0.1 -t 0.55 -i 0 \
+	--cgroup-root "$tmp/cg" --stats "$tmp/reclaim.stats" 2>&1)
+ok $? "reclaim: runs for 0.55 s under valgrind" || diag_tail "$out"
+is "$(cat "$tmp/cg/exp.slice/memory.reclaim")" 4194304 "reclaim: writes the amount in bytes"
+like "$(cat "$tmp/reclaim.stats")" "^requests 6$" "reclaim: one request every 0.1 s, from the start (6 in 0.55 s)"
+like "$(cat "$tmp/reclaim.stats")" "^failed 0$" "reclaim: none refused"
+like "$out" "^reclaim: seconds=[0-9.]+ requests=6 failed=0 late=0 busy_us=[0-9]+ amount=4194304$" \
+	"reclaim: prints its summary"
 
 done_testing

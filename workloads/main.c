@@ -13,6 +13,7 @@ static const struct workload workloads[] = {
 	{ "ws", "hold a working set and keep touching it", ws_main },
 	{ "pressure", "re-read a large file and/or grow anonymous memory", pressure_main },
 	{ "ramp", "hold memory that grows by a step every interval", ramp_main },
+	{ "reclaim", "ask a cgroup's memory.reclaim for an amount at a fixed cadence", reclaim_main },
 };
 
 static void usage(FILE *f)

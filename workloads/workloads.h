@@ -12,5 +12,6 @@ struct workload {
 int ws_main(int argc, char **argv);
 int pressure_main(int argc, char **argv);
 int ramp_main(int argc, char **argv);
+int reclaim_main(int argc, char **argv);
 
 #endif

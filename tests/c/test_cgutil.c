@@ -97,6 +97,14 @@ int main(void)
 	       "cg_read of a missing cgroup is -ENOENT");
 	is_int(cg_read(dir, "a.slice", "memory.current", buf, 4), -EFBIG,
 	       "cg_read of a file larger than the buffer is -EFBIG");
+	is_int(cg_write(dir, "a.slice", "memory.current", "8192"), 0,
+	       "cg_write writes a cgroup file");
+	cg_read(dir, "a.slice", "memory.current", buf, sizeof(buf));
+	is_str(buf, "8192", "with the text given, in one write");
+	is_int(cg_write(dir, "b.slice", "memory.reclaim", "1"), -ENOENT,
+	       "cg_write to a missing cgroup is -ENOENT");
+	is_int(cg_write(dir, "", "a.slice", "1"), -EISDIR,
+	       "cg_write to a directory is -EISDIR");
 	snprintf(path, sizeof(path), "%s/meminfo", dir);
 	write_file(path, "MemTotal:        2014512 kB\nMemFree:  1 kB\n");
 	ok(proc_meminfo_total(dir, &total) == 0 && total == 2014512ULL * 1024,
