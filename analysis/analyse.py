@@ -5,8 +5,10 @@ import metrics
 import model
 import stats
 
-PRIMARY = "workload.slice"
-PEER = "peer.slice"
+# The parts cgroups play (rundata.Job.cgroup() gives each one's path).
+PRIMARY = "workload"
+PEER = "peer"
+COMPETITOR = "competitor"
 
 
 class Step:
@@ -29,8 +31,8 @@ class ScenarioResult:
         self.jobs = run.good_jobs(scenario)
         self.problems = []
         self.steps = {}
-        # windows[cgroup][kernel][step number] = [Window per repeat]
-        self.windows = {PRIMARY: {}, PEER: {}}
+        # windows[role][kernel][step number] = [Window per repeat]
+        self.windows = {PRIMARY: {}, PEER: {}, COMPETITOR: {}}
         self.ooms = {}
         for job in self.jobs:
             try:
@@ -40,18 +42,22 @@ class ScenarioResult:
                 continue
             if job.samples.truncated:
                 self.problems.append(f"{job.name}: samples.csv line {job.samples.truncated} is cut short (ignored)")
-            has_peer = bool(job.samples.get(PEER, "memory.stat", "pgscan"))
+            roles = [(PRIMARY, "workload")]
+            for role in (PEER, COMPETITOR):
+                if job.samples.get(job.cgroup(role), "memory.stat", "pgscan"):
+                    roles.append((role, role))
             for st in job.steps:
                 n = int(st["step"])
                 step = self.steps.setdefault(n, Step(n, st["label"], st["knob"], st["requested"]))
                 step.values.append(int(st["value_bytes"]))
-                for cg, app in ((PRIMARY, "workload"), (PEER, "peer")):
-                    if cg == PEER and not has_peer:
-                        continue
-                    w = metrics.window(job, st, cg, app)
+                made = {}
+                for role, app in roles:
+                    w = made[role] = metrics.window(job, st, role, app)
                     for p in w.problems:
                         self.problems.append(f"{job.name} step {st['label']}: {p}")
-                    self.windows[cg].setdefault(job.kernel, {}).setdefault(n, []).append(w)
+                    self.windows[role].setdefault(job.kernel, {}).setdefault(n, []).append(w)
+                if COMPETITOR in made:
+                    metrics.normalise(made[PRIMARY], made[COMPETITOR])
             self.ooms.setdefault(job.kernel, []).append((job.repeat, metrics.oom_story(job)))
         self.kernels = sorted({j.kernel for j in self.jobs})
         if baseline and baseline not in self.kernels:
@@ -60,6 +66,7 @@ class ScenarioResult:
         # The baseline first, then the others in name order.
         self.kernels = [self.baseline] + [k for k in self.kernels if k != self.baseline] if self.kernels else []
         self.has_peer = bool(self.windows[PEER])
+        self.has_competitor = bool(self.windows[COMPETITOR])
         self.knob = next(iter(self.steps.values())).knob if self.steps else "low"
 
     def step_numbers(self):
@@ -97,6 +104,11 @@ class ScenarioResult:
         if not a or not b or stats.mean(b) < 1:
             return None
         return stats.mean(a) / stats.mean(b)
+
+    def cgroup_name(self, role=PRIMARY):
+        """The path of the cgroup playing role in this scenario's jobs."""
+        names = sorted({j.cgroup(role) for j in self.jobs if j.cgroup(role)})
+        return " / ".join(names) if names else role
 
     def protection(self, kernel, step, cgroup=PRIMARY):
         """(usage, emin, elow) as measured in the step's windows, means of

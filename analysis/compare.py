@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Compare two bench runs: the same kernel, scenario and step in run A and
-run B, workload.slice pgscan/s mean ± 95% CI in each, B as % of A, and
+run B, the workload's pgscan/s mean ± 95% CI in each, B as % of A, and
 Welch's p. An A/A check (the same kernels run twice) should show no small
 p-values beyond what chance gives.
 
@@ -67,7 +67,7 @@ def main(argv):
     except (rundata.RunError, ValueError) as e:
         print(f"compare.py: {e}", file=sys.stderr)
         return 2
-    print(f"A = {args.a}\nB = {args.b}\nworkload.slice {args.metric}, mean ± 95% CI (repeats)\n")
+    print(f"A = {args.a}\nB = {args.b}\nthe workload's {args.metric}, mean ± 95% CI (repeats)\n")
     head = ["scenario", "kernel", "step", "A", "B", "B % of A", "p"]
     stats.print_table(head, rows)
     small = sum(1 for r in rows if r[-1] not in ("-",) and (r[-1] == "<0.001" or float(r[-1]) < 0.05))

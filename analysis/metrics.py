@@ -11,6 +11,10 @@ a rate is then taken over the intervals that are sound, never across them.
 # name: (source, keys summed, unit of the per-second rate)
 COUNTERS = {
     "pgscan": ("memory.stat", ("pgscan",)),
+    # Every LRU page reclaim looked at: the inactive lists' (pgscan) and the
+    # active lists' (pgrefill, deactivation). get_scan_count()'s target is a
+    # fraction of each list, so this over the LRU size is the fraction.
+    "scanned": ("memory.stat", ("pgscan", "pgrefill")),
     "pgsteal": ("memory.stat", ("pgsteal",)),
     "refaults": ("memory.stat", ("workingset_refault_anon", "workingset_refault_file")),
     "pgmajfault": ("memory.stat", ("pgmajfault",)),
@@ -18,6 +22,9 @@ COUNTERS = {
 # Global page scanning, for the workload's share of it.
 GLOBAL_SCAN = ("pgscan_kswapd", "pgscan_direct", "pgscan_khugepaged")
 EVENTS = ("low", "high", "max", "oom", "oom_kill")
+# The LRU lists a cgroup's memory.stat reports, in bytes.
+LRU_LISTS = ("inactive_anon", "active_anon", "inactive_file", "active_file")
+PAGE = 4096
 # The app counter that is a workload's own throughput, in order of preference.
 APP_RATES = (("pages_touched", "touch/s"), ("bytes", "bytes/s"))
 
@@ -83,16 +90,18 @@ def summed(samples, cgroup, source, keys):
     return [(t, step, sum(vs)) for (t, step), vs in sorted(by_time.items()) if len(vs) == len(parts)]
 
 
-def window(job, step, cgroup="workload.slice", app=None):
-    """The numbers of one step's window for one cgroup of a job."""
+def window(job, step, role="workload", app=None):
+    """The numbers of one step's window for the cgroup that plays role
+    ("workload", "competitor", "peer") in a job."""
     s = job.samples
+    cgroup = job.cgroup(role) or role
     w = Window(job, step, cgroup)
     label = step["label"]
     iv = s.interval
     # The window ends where the stepped knob changes, should a sample taken
     # after the next step's change still carry this step's label.
     until = None
-    knob = _points(s.get("workload.slice", "memory." + step.get("knob", "low"), "value"), label)
+    knob = _points(s.get(job.cgroup("workload"), "memory." + step.get("knob", "low"), "value"), label)
     for t, v in knob:
         if v != knob[0][1]:
             until = t
@@ -109,6 +118,12 @@ def window(job, step, cgroup="workload.slice", app=None):
         w.values[f"psi_{kind}%"] = None if r is None else r / 1e4
     cur = _points(s.get(cgroup, "memory.current", "value"), label, until)
     w.values["memory.current"] = sum(v for _, v in cur) / len(cur) if cur else None
+    # The LRU's mean size over the window (pages), and the share of it
+    # scanned per second: the formula's fraction times how hard reclaim ran.
+    lru = _points(summed(s, cgroup, "memory.stat", LRU_LISTS), label, until)
+    w.values["lru_pages"] = sum(v for _, v in lru) / len(lru) / PAGE if lru else None
+    sc = w.values["scanned/s"]
+    w.values["scanned_of_lru/s"] = sc / w.values["lru_pages"] if sc is not None and w.values["lru_pages"] else None
     for knob in ("memory.low", "memory.min"):
         vals = _points(s.get(cgroup, knob, "value"), label, until)
         w.values[knob] = vals[0][1] if vals else None
@@ -138,9 +153,19 @@ def window(job, step, cgroup="workload.slice", app=None):
     return w
 
 
-def job_windows(job, cgroup="workload.slice", app="workload"):
+def job_windows(job, role="workload", app="workload"):
     """[Window] for every step of a job."""
-    return [window(job, st, cgroup, app) for st in job.steps or []]
+    return [window(job, st, role, app) for st in job.steps or []]
+
+
+def normalise(w, c):
+    """Set w's "scan_fraction": the share of its LRU the workload's window w
+    had scanned per second over the share the competitor's window c (the
+    same job and step: an unprotected cgroup under the same reclaim) had.
+    How hard reclaim ran cancels out; what is left is the workload's
+    formula's fraction."""
+    a, b = w["scanned_of_lru/s"], c["scanned_of_lru/s"]
+    w.values["scan_fraction"] = a / b if a is not None and b else None
 
 
 def oom_story(job):
@@ -158,7 +183,7 @@ def oom_story(job):
                 story["first_oom_s"], story["first_oom_step"] = t, step
                 break
     for ev in EVENTS:
-        pts = s.get("workload.slice", "memory.events", ev)
+        pts = s.get(job.cgroup("workload"), "memory.events", ev)
         story["events." + ev] = pts[-1][2] - pts[0][2] if pts else None
     held = s.get("workload", "app", "held_bytes")
     story["held_max"] = max(v for _, _, v in held) if held else None

@@ -8,6 +8,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+import analyse  # noqa: E402
 import model  # noqa: E402
 
 MIB = 2 ** 20
@@ -48,7 +49,7 @@ def scan_curve(sr, outdir, date):
                 ys.append(s["mean"])
                 es.append(s["ci95"] or 0)
         ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=k, color=colour(sr, k))
-    ax.set_xlabel(f"memory.{sr.knob} of workload.slice (MiB)")
+    ax.set_xlabel(f"memory.{sr.knob} of {sr.cgroup_name()} (MiB)")
     ax.set_ylabel("workload pgscan/s (mean, 95% CI)")
     ax.invert_xaxis()
     ax.grid(alpha=0.3)
@@ -79,13 +80,44 @@ def model_overlay(sr, outdir, date):
             v = model.variant_of(k)
             ax.plot(mx, my, linestyle="--", marker="x", color=colour(sr, k),
                     label=f"{k} model ({model.LABELS.get(v, v)})")
-    ax.set_xlabel(f"memory.{sr.knob} of workload.slice (MiB)")
+    ax.set_xlabel(f"memory.{sr.knob} of {sr.cgroup_name()} (MiB)")
     ax.set_ylabel("% of the unprotected scan rate")
     ax.invert_xaxis()
     ax.grid(alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(_title(sr, "measured scan fraction and each formula", date), fontsize=10)
     return _save(fig, outdir, f"{sr.scenario}-model")
+
+
+def fraction_plot(sr, outdir, date):
+    """The scan fraction (the workload's scanned share of its LRU over the
+    competitor's) per step, mean and 95% CI over repeats, with each
+    kernel's formula (dashed) at the measured usage and protection."""
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for k in sr.kernels:
+        xs, ys, es, mx, my = [], [], [], [], []
+        for n in sr.step_numbers():
+            s = sr.summary(k, n, "scan_fraction")
+            if s["n"]:
+                xs.append(_x(sr, n))
+                ys.append(100 * s["mean"])
+                es.append(100 * (s["ci95"] or 0))
+            m = sr.model_fraction(k, n)
+            if m is not None:
+                mx.append(_x(sr, n))
+                my.append(100 * m)
+        ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=f"{k} measured", color=colour(sr, k))
+        if mx:
+            v = model.variant_of(k)
+            ax.plot(mx, my, linestyle="--", marker="x", color=colour(sr, k),
+                    label=f"{k} model ({model.LABELS.get(v, v)})")
+    ax.set_xlabel(f"memory.{sr.knob} of {sr.cgroup_name()} (MiB)")
+    ax.set_ylabel("scan fraction (% of the competitor's share)")
+    ax.invert_xaxis()
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title(_title(sr, "scan fraction against each formula (95% CI)", date), fontsize=10)
+    return _save(fig, outdir, f"{sr.scenario}-fraction")
 
 
 def workload_view(sr, outdir, date):
@@ -104,12 +136,12 @@ def workload_view(sr, outdir, date):
                 es.append(s["ci95"] or 0)
                 cs.append(c["mean"] / MIB if c["n"] else float("nan"))
                 ce.append((c["ci95"] or 0) / MIB)
-            ws = sr.windows["workload.slice"].get(k, {}).get(n, [])
+            ws = sr.windows[analyse.PRIMARY].get(k, {}).get(n, [])
             unit = unit or next((w["app_unit"] for w in ws if w["app_unit"]), None)
         a1.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=k, color=colour(sr, k))
         a2.errorbar(xs, cs, yerr=ce, marker="o", capsize=3, label=k, color=colour(sr, k))
     a1.set_ylabel(f"workload rate ({unit or 'no stats recorded'})")
-    a2.set_ylabel("workload.slice memory.current (MiB)")
+    a2.set_ylabel(f"{sr.cgroup_name()} memory.current (MiB)")
     for a in (a1, a2):
         a.set_xlabel(f"memory.{sr.knob} (MiB)")
         a.invert_xaxis()
@@ -129,7 +161,7 @@ def oom_timeline(sr, outdir, date):
         if not jobs:
             continue
         s = jobs[0].samples
-        cur = s.get("workload.slice", "memory.current", "value")
+        cur = s.get(jobs[0].cgroup("workload"), "memory.current", "value")
         held = s.get("workload", "app", "held_bytes")
         if cur:
             a1.plot([t for t, _, _ in cur], [v / MIB for _, _, v in cur], color=colour(sr, k),
@@ -172,7 +204,7 @@ def peer_bars(sr, outdir, date):
     n = sr.step_numbers()[-1]
     width = 0.38
     for i, k in enumerate(sr.kernels):
-        for j, (cg, name) in enumerate((("workload.slice", "with memory.min"), ("peer.slice", "without"))):
+        for j, (cg, name) in enumerate(((analyse.PRIMARY, "with memory.min"), (analyse.PEER, "without"))):
             s = sr.summary(k, n, "pgscan/s", cg)
             if s["n"]:
                 ax.bar(i + (j - 0.5) * width, s["mean"], width, yerr=s["ci95"] or 0, capsize=3,
@@ -235,6 +267,8 @@ def all_plots(sr, outdir, date):
     has_steps = len(sr.step_numbers()) > 1
     if has_steps:
         out += [scan_curve(sr, outdir, date), model_overlay(sr, outdir, date), workload_view(sr, outdir, date)]
+        if sr.has_competitor:
+            out.append(fraction_plot(sr, outdir, date))
     if sr.has_peer:
         out.append(peer_bars(sr, outdir, date))
     if any(story.get("oom_kills") for runs in sr.ooms.values() for _, story in runs) or not has_steps:

@@ -20,6 +20,7 @@ import analyse  # noqa: E402
 import model  # noqa: E402
 import peers  # noqa: E402
 import plots  # noqa: E402
+import stats  # noqa: E402
 import rundata  # noqa: E402
 
 MIB = 2 ** 20
@@ -151,7 +152,7 @@ def scenario_section(sr, doc, plotdir, date):
           f". Rates are over each step's measuring window only (settling left out); ± is the 95% "
           f"confidence interval of the mean over repeats; p is Welch's t-test against {base}.")
     steps = sr.step_numbers()
-    doc.h(3, "workload.slice page scanning")
+    doc.h(3, f"{sr.cgroup_name()} page scanning")
     header = [knob, "value"] + [f"{k} pgscan/s" for k in sr.kernels]
     for k in others:
         header += [f"{k} % of {base}", "p"]
@@ -200,6 +201,38 @@ def scenario_section(sr, doc, plotdir, date):
                              fmt(m if m is None else 100 * m, 0, "%"),
                              fmt(None if f is None or m is None else 100 * (f - m), 0, " pp")])
         doc.table(["kernel", "formula", knob, "usage", "measured", "model", "deviation"], rows)
+
+    if sr.has_competitor and len(steps) > 1:
+        doc.h(3, "Scan fraction against the formula")
+        doc.p(f"Scan fraction: the share of {sr.cgroup_name()}'s LRU (active + inactive lists, mean over "
+              f"the window) that reclaim scanned per second (pgscan + pgrefill), over the same share of "
+              f"{sr.cgroup_name(analyse.COMPETITOR)}, an unprotected cgroup under the same reclaim in the "
+              f"same window. get_scan_count() scans a fraction of each list, so this is the formula's "
+              f"fraction, with how hard reclaim ran cancelled out. Model: each kernel's formula (first "
+              f"pass) at the step's measured usage and protection. CV: sd over mean across repeats. "
+              f"Difference to {base} in percentage points, Welch's p.")
+        rows = []
+        for k in sr.kernels:
+            v = model.variant_of(k)
+            for n in steps:
+                s = sr.summary(k, n, "scan_fraction")
+                m = sr.model_fraction(k, n)
+                cv = stats.cv(s)
+                row = [k, model.LABELS.get(v, v or "no model"), sr.steps[n].requested,
+                       mean_ci({**s, "mean": s["mean"] and 100 * s["mean"],
+                                "ci95": s["ci95"] and 100 * s["ci95"]}, 1),
+                       fmt(cv and 100 * cv, 1, "%"), fmt(m if m is None else 100 * m, 1, "%"),
+                       fmt(None if m is None or not s["n"] else 100 * (s["mean"] - m), 1, " pp")]
+                if k != base:
+                    a, b = sr.values(k, n, "scan_fraction"), sr.values(base, n, "scan_fraction")
+                    w = stats.welch(a, b)
+                    row += [fmt(100 * (stats.mean(a) - stats.mean(b)) if a and b else None, 1, " pp"),
+                            fmt_p(w[2] if w else None)]
+                else:
+                    row += ["-", "-"]
+                rows.append(row)
+        doc.table(["kernel", "formula", knob, "measured %", "CV", "model", "deviation",
+                   f"vs {base}", "p"], rows)
 
     if sr.has_peer:
         doc.h(3, "workload.slice against peer.slice")

@@ -76,6 +76,15 @@ class Samples:
         return sorted({c for c, _, _ in self.series if c != "-"})
 
 
+# The parts cgroups play in a job, for runs without cgroups.tsv.
+DEFAULT_ROLES = {
+    "workload": "workload.slice",
+    "workload_unit": "workload.slice/workload.service",
+    "competitor": "system.slice/competitor.service",
+    "peer": "peer.slice",
+}
+
+
 class Job:
     def __init__(self, run, scenario, kernel, repeat, path):
         self.run = run
@@ -91,7 +100,18 @@ class Job:
         self.steps = _tsv(os.path.join(self.out, "steps.tsv"))
         self.units = {u["unit"]: u for u in _tsv(os.path.join(self.out, "units.tsv")) or []}
         self.ramp = _kv_words(os.path.join(self.out, "ramp.report"))
+        # Which cgroup plays which part (cgroups.tsv, written by the guest);
+        # runs from before it was written had the global-pressure layout.
+        roles = _tsv(os.path.join(self.out, "cgroups.tsv"))
+        self.roles = dict(DEFAULT_ROLES)
+        if roles is not None:
+            self.roles = {r["role"]: r["path"] for r in roles if r.get("role") and r.get("path")}
         self._samples = None
+
+    def cgroup(self, role):
+        """The path (below the cgroup2 mount) of the cgroup playing role
+        ("workload", "competitor", "peer", "parent"), or None."""
+        return self.roles.get(role)
 
     @property
     def name(self):

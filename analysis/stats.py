@@ -111,12 +111,20 @@ def summary(xs):
     return {"n": len(xs), "mean": mean(xs), "sd": sd(xs), "ci95": ci95(xs)}
 
 
-def text(s):
-    """A summary as the plain-text tables print it: "mean ± ci95 (n)"."""
+def text(s, scale=1, digits=0, unit=""):
+    """A summary as the plain-text tables print it: "mean ± ci95 (n)", the
+    numbers times scale with digits decimals and unit after them."""
     if not s["n"]:
         return "-"
-    ci = f" ± {s['ci95']:.0f}" if s["ci95"] is not None else ""
-    return f"{s['mean']:.0f}{ci} ({s['n']})"
+    ci = f" ± {s['ci95'] * scale:.{digits}f}" if s["ci95"] is not None else ""
+    return f"{s['mean'] * scale:.{digits}f}{ci}{unit} ({s['n']})"
+
+
+def cv(s):
+    """Coefficient of variation (sd / mean) of a summary, or None."""
+    if s["n"] < 2 or s["sd"] is None or not s["mean"]:
+        return None
+    return s["sd"] / abs(s["mean"])
 
 
 def print_table(header, rows, right=False):

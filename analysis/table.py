@@ -3,10 +3,12 @@
 
 usage: table.py RUN_DIR [BASELINE_KERNEL]
 
-For every scenario of the run, and every step: workload.slice's page scan
+For every scenario of the run, and every step: the workload's page scan
 rate over the step's measuring window, mean ± 95% confidence interval (n
 repeats) per kernel, each kernel as % of the baseline (control when
-present) with Welch's p; peer.slice's too when the scenario has a peer; how
+present) with Welch's p; when the scenario has a competitor, the scan
+fraction (the workload's scanned share of its LRU over the competitor's)
+beside each kernel's formula; the peer's rates when it has a peer; how
 each job ended when there were OOM kills. The full report (every metric,
 the model, plots) is report.py.
 """
@@ -26,6 +28,37 @@ def p_text(p):
     return "-" if p is None else ("<0.001" if p < 0.001 else f"{p:.3f}")
 
 
+def print_fraction_table(sr):
+    """The workload's scanned share of its LRU over the competitor's, per
+    kernel, beside its formula; each kernel against the baseline in
+    percentage points."""
+    base = sr.baseline
+    others = [k for k in sr.kernels if k != base]
+    cols = [f"memory.{sr.knob}", "value"]
+    for k in others + [base]:
+        cols += [k, "model"]
+    for k in others:
+        cols += [f"{k} - {base}", "p"]
+    rows = []
+    for n in sr.step_numbers():
+        st = sr.steps[n]
+        row = [st.requested, f"{st.value / MIB:.0f}M"]
+        for k in others + [base]:
+            m = sr.model_fraction(k, n)
+            row += [stats.text(sr.summary(k, n, "scan_fraction"), 100, 1, "%"),
+                    "-" if m is None else f"{100 * m:.1f}%"]
+        for k in others:
+            a, b = sr.values(k, n, "scan_fraction"), sr.values(base, n, "scan_fraction")
+            w = stats.welch(a, b)
+            diff = "n/a" if not a or not b else f"{100 * (stats.mean(a) - stats.mean(b)):+.1f}"
+            row += [diff, p_text(w[2] if w else None)]
+        rows.append(row)
+    print(f"\n{sr.scenario}: scan fraction of {sr.cgroup_name()}: its scanned share of its LRU"
+          f" (pgscan + pgrefill over active + inactive) over {sr.cgroup_name(analyse.COMPETITOR)}'s,"
+          " mean ± 95% CI (repeats), beside each kernel's formula")
+    stats.print_table(cols, rows, right=True)
+
+
 def print_table(sr, cgroup):
     base = sr.baseline
     others = [k for k in sr.kernels if k != base]
@@ -42,7 +75,7 @@ def print_table(sr, cgroup):
             pct, p = sr.versus(k, n, cgroup=cgroup)
             row += ["n/a" if pct is None else f"{pct:.0f}%", p_text(p)]
         rows.append(row)
-    print(f"\n{sr.scenario}: {cgroup} pgscan/s over each step's window, mean ± 95% CI (repeats)")
+    print(f"\n{sr.scenario}: {sr.cgroup_name(cgroup)} pgscan/s over each step's window, mean ± 95% CI (repeats)")
     stats.print_table(cols, rows, right=True)
 
 
@@ -60,9 +93,12 @@ def main(argv):
         if not sr.steps:
             continue
         print_table(sr, analyse.PRIMARY)
+        if sr.has_competitor:
+            print_fraction_table(sr)
         if sr.has_peer:
             print_table(sr, analyse.PEER)
-            print(f"\n{sr.scenario}: workload.slice pgscan (and memory.current) as % of peer.slice's"
+            print(f"\n{sr.scenario}: {sr.cgroup_name()} pgscan (and memory.current) as % of"
+                  f" {sr.cgroup_name(analyse.PEER)}'s"
                   " (model: low-reclaim pass)")
             for n in sr.step_numbers():
                 cells = []

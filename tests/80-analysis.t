@@ -203,6 +203,73 @@ class Model(unittest.TestCase):
         self.assertAlmostEqual(sr.peer_ratio_model("control", 1), 1.0)
 
 
+class Targeted(unittest.TestCase):
+    """low-reclaim: the workload and its competitor under exp.slice."""
+
+    def test_roles(self):
+        run = rundata.Run(FIX)
+        job = next(j for j in run.jobs if j.scenario == "low-reclaim")
+        self.assertEqual(job.cgroup("workload"), "exp.slice/exp-workload.slice")
+        self.assertEqual(job.cgroup("competitor"), "exp.slice/exp-competitor.slice/competitor.service")
+        # Runs from before cgroups.tsv: the global-pressure layout.
+        old = next(j for j in run.jobs if j.scenario == "low-steps")
+        self.assertEqual(old.cgroup("workload"), "workload.slice")
+        self.assertEqual(old.cgroup("peer"), "peer.slice")
+
+    def test_lru_and_scanned(self):
+        sr = result("low-reclaim")
+        w = sr.windows[analyse.PRIMARY]["control"][2][0]
+        c = sr.windows[analyse.COMPETITOR]["control"][2][0]
+        # The LRU total stays 400M and 200M while its lists move.
+        self.assertAlmostEqual(w["lru_pages"], 102400)
+        self.assertAlmostEqual(c["lru_pages"], 51200)
+        # pgscan + pgrefill, settling (99999/s) left out.
+        self.assertAlmostEqual(w["scanned/s"], 2048)
+        self.assertAlmostEqual(c["scanned_of_lru/s"], 0.02)
+
+    def test_scan_fraction(self):
+        sr = result("low-reclaim")
+        self.assertTrue(sr.has_competitor)
+        self.assertEqual(sr.values("control", 1, "scan_fraction"), [0.0, 0.0])
+        self.assertEqual([round(x, 3) for x in sr.values("patched", 2, "scan_fraction")], [0.495, 0.505])
+        self.assertAlmostEqual(stats.mean(sr.values("control", 2, "scan_fraction")), 1.0, places=3)
+        self.assertAlmostEqual(stats.mean(sr.values("patched", 3, "scan_fraction")), 1.0, places=3)
+        # No competitor, no fraction.
+        self.assertFalse(result("emin-baseline").has_competitor)
+
+    def test_against_the_formula(self):
+        sr = result("low-reclaim")
+        # usage 400M, memory.low 200M: 6.1 scans 1 - 200/400; the cliff all.
+        self.assertAlmostEqual(sr.model_fraction("patched", 2), 0.5)
+        self.assertEqual(sr.model_fraction("control", 2), 1.0)
+        self.assertEqual(sr.model_fraction("patched", 1), 0.0)
+
+    def test_fraction_table(self):
+        out = subprocess.run([sys.executable, os.path.join(ROOT, "analysis", "table.py"), FIX],
+                             capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("low-reclaim: scan fraction of exp.slice/exp-workload.slice", out.stdout)
+        self.assertRegex(out.stdout, r"\|\s+50% \|\s+200M \|\s+50\.0 ± 6\.[45]% \(2\) \|\s+50\.0% \|"
+                                     r"\s+100\.0 ± 0\.0% \(2\) \|\s+100\.0% \|\s+-50\.0 \|")
+
+
+class Fixtures(unittest.TestCase):
+    def test_regenerated_fixtures_are_the_checked_in_ones(self):
+        tmp = tempfile.mkdtemp()
+        try:
+            gen = os.path.join(ROOT, "tests", "fixtures", "runs", "make-fixtures.py")
+            subprocess.run([sys.executable, gen, tmp], check=True)
+            new, old = os.path.join(tmp, "ab"), FIX
+            names = lambda d: sorted(os.path.relpath(os.path.join(r, f), d)  # noqa: E731
+                                     for r, _, fs in os.walk(d) for f in fs)
+            self.assertEqual(names(new), names(old))
+            for n in names(old):
+                with open(os.path.join(old, n), "rb") as a, open(os.path.join(new, n), "rb") as b:
+                    self.assertEqual(a.read(), b.read(), f"{n} differs from what make-fixtures.py writes")
+        finally:
+            shutil.rmtree(tmp)
+
+
 class Run(unittest.TestCase):
     def test_failed_job_reported(self):
         run = rundata.Run(FIX)
