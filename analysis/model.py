@@ -1,15 +1,18 @@
 """What each kernel variant's formula predicts: the fraction of a cgroup's
 LRU that one reclaim pass scans, given its usage and effective protection.
 
-The formulas are those of get_scan_count() in each variant (see the README's
-table and ../shared/DESIGN.md section 1). Sizes may be in any one unit. The
+The formulas are those of get_scan_count() in each variant (the README's
+table of variants gives them). Sizes may be in any one unit. The
 fraction ignores the SWAP_CLUSTER_MAX (32 pages) floor, which is nothing next
 to the LRU sizes the scenarios use.
 
 A cgroup below its effective memory.min is never scanned; one below its
 effective memory.low is skipped in the first pass (every variant), and only
-the low-reclaim pass (direct and limit reclaim when the first pass reclaimed
-too little; never kswapd) looks at it.
+the low-reclaim pass looks at it. That pass (do_try_to_free_pages() running
+the priority loop again with memcg_low_reclaim set) comes only when a whole
+priority loop reclaimed nothing and some cgroup was skipped for its low
+protection (on 6.1, or had its scanning scaled by it); direct reclaim,
+limit reclaim and memory.reclaim have it, kswapd never.
 """
 
 VARIANTS = ("control", "v1-9783aa", "v2-9de7ca", "v3-1bc63f", "patched")
@@ -50,9 +53,14 @@ def scan_fraction(variant, usage, emin=0.0, elow=0.0, low_reclaim=False):
         protection = max(emin, elow)
         if protection == 0:
             return 1.0
-        if low_reclaim:
-            if variant == "v2-9de7ca" and elow > emin:
+        if low_reclaim and variant == "v2-9de7ca":
+            # 9de7ca46ad26 scales by the use of the range between min and
+            # low; with low <= min it takes its other branch, the overage,
+            # as in the first pass (not v1's usage / protection).
+            if elow > emin:
                 return _clip((usage - emin) / (elow - emin))
+            return _clip(usage / protection - 1)
+        if low_reclaim:
             return _clip(usage / protection)
         return _clip(usage / protection - 1)
     # v3-1bc63f and patched (6.1): the same formula; 6.1 divides by usage+1

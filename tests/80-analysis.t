@@ -129,7 +129,7 @@ class Statistics(unittest.TestCase):
 
 class Model(unittest.TestCase):
     def test_design_table(self):
-        # DESIGN.md section 1, first-pass fractions at usage / elow.
+        # First-pass fractions at usage / elow, worked by hand from each formula.
         for ratio, want in ((1.05, (1, 0.05, 0.05, 0.048, 0.048)),
                             (1.3, (1, 0.30, 0.30, 0.23, 0.23)),
                             (2.0, (1, 1, 1, 0.5, 0.5)),
@@ -142,6 +142,13 @@ class Model(unittest.TestCase):
         for v in model.VARIANTS:
             self.assertEqual(model.scan_fraction(v, 0.9, 0, 1), 0)
             self.assertEqual(model.scan_fraction(v, 0.3, 0.4, 1, low_reclaim=True), 0)
+
+    def test_v2_low_reclaim_with_low_below_min(self):
+        # 9de7ca46ad26's low-reclaim pass with elow <= emin takes the
+        # overage branch: usage 450, emin 400, elow 0 scans 450/400 - 1.
+        self.assertAlmostEqual(model.scan_fraction("v2-9de7ca", 450, emin=400, elow=0, low_reclaim=True), 0.125)
+        # v1 drops the "- L" in that pass.
+        self.assertAlmostEqual(model.scan_fraction("v1-9783aa", 450, emin=400, elow=0, low_reclaim=True), 1.0)
 
     def test_low_reclaim_with_emin(self):
         # usage/elow 0.5, emin 0.4 elow: 009 0.5, 010 0.17, 011 0.2, cliff 1.
@@ -174,7 +181,7 @@ class Model(unittest.TestCase):
     def test_selftest_split(self):
         # The cliff: C and D lose alike until both are at 25 (where
         # c = 50c/(c + 25) and 25 = 1250/(c + 25)); in steps of 10% they
-        # stop at the first 50 * 0.9^k below it, 23.9 (DESIGN.md section 5).
+        # stop at the first 50 * 0.9^k below it, 23.9 (the cliff's model value).
         c, d, e, f = model.selftest_split("control", alpha=0.01)
         self.assertAlmostEqual(c, 25, delta=0.3)
         self.assertAlmostEqual(d, 25, delta=0.3)
