@@ -78,11 +78,13 @@ def variant_of(kernel):
     """The formula a kernel (arm) of a run follows, or None when the suite
     has no model for it (a kernel brought by the user). K@mglru: MGLRU
     reclaims without get_scan_count()'s scaling, so a cliff; K@zswap: K's
-    own formula (zswap changes where swapped pages go, not who is scanned)."""
+    own formula (zswap changes where swapped pages go, not who is scanned);
+    K@norecursive: K's own formula (the scenarios protect the cgroup that
+    holds the pages itself, so the mount option changes nothing there)."""
     base, _, arm = kernel.partition("@")
     if base not in VARIANTS:
         return None
-    return {"": base, "mglru": "control", "zswap": base}.get(arm)
+    return {"": base, "mglru": "control", "zswap": base, "norecursive": base}.get(arm)
 
 
 # The selftest's hierarchy (test_memcg_protection() in

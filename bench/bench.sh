@@ -53,6 +53,8 @@ SCENARIO_KEYS=(
 	"peer.low 0 size"
 	"peer.min 0 size"
 	"competitor - string"
+	"reclaim - size"
+	"reclaim.every - interval"
 	"oom_ok off onoff"
 	"warmup 30 seconds"
 	"steps - steps"
@@ -92,6 +94,12 @@ workload_size() {
 		--size | -s | --stream | --anon | --max) size_bytes "${words[$((i + 1))]:-x}" 2> /dev/null || true ;;
 		esac
 	done
+}
+
+# The line number of KEY $2 in key = value file $1, or nothing.
+key_line() {
+	awk -v k="$2" '{ l = $0; sub(/^[ \t]*/, "", l) }
+		index(l, k) == 1 && substr(l, length(k) + 1) ~ /^[ \t]*=/ { print NR; exit }' "$1"
 }
 
 # Parse scenario $1 for profile $2, apply the profile, check what needs
@@ -144,6 +152,37 @@ load_scenario() {
 			fi
 		done
 	done
+	# Targeted reclaim: the amount and the cadence together, a competitor
+	# to compare with, none of the global-pressure scenarios' own keys.
+	if [ -n "$(kv_get "$sc" reclaim)" ] || [ -n "$(kv_get "$sc" reclaim.every)" ]; then
+		v=$(kv_get "$sc" reclaim)
+		if [ -z "$v" ]; then
+			echo "$file: reclaim: missing (reclaim.every is given: how much per request?)" >&2
+			errors=$((errors + 1))
+		elif [ "$(size_bytes "$v")" = 0 ]; then
+			echo "$file:$(key_line "$file" reclaim): reclaim: must be more than 0" >&2
+			errors=$((errors + 1))
+		elif [ "$(size_bytes "$v")" -ge "$mem" ]; then
+			echo "$file:$(key_line "$file" reclaim): reclaim: $v per request is not less than" \
+				"the guest's memory ($(kv_get "$sc" memory))" >&2
+			errors=$((errors + 1))
+		fi
+		if [ -z "$(kv_get "$sc" reclaim.every)" ]; then
+			echo "$file: reclaim.every: missing (reclaim is given: how often?)" >&2
+			errors=$((errors + 1))
+		fi
+		if [ -z "$(kv_get "$sc" competitor)" ]; then
+			echo "$file: competitor: missing (a targeted-reclaim scenario compares the workload with it)" >&2
+			errors=$((errors + 1))
+		fi
+		for key in peer peer.low peer.min oom_ok; do
+			q=$(key_line "$file" "$key")
+			if [ -n "$q" ]; then
+				echo "$file:$q: $key: only for global-pressure scenarios, not with reclaim" >&2
+				errors=$((errors + 1))
+			fi
+		done
+	fi
 	# Steps: all percentages or all sizes, going down, within the guest.
 	for word in $(kv_get "$sc" steps); do
 		if [[ "$word" == *% ]]; then
@@ -192,6 +231,8 @@ write_job() {
 		echo "swap = $(kv_get "$sc" swap)"
 		echo "lru_gen = $(arm_switch mglru "$kernel" "$(kv_get "$sc" lru_gen)")"
 		echo "zswap = $(arm_switch zswap "$kernel" "$(kv_get "$sc" zswap)")"
+		# The arm K@norecursive switches memory_recursiveprot off.
+		echo "recursiveprot = $([ "$(arm_switch norecursive "$kernel" off)" = on ] && echo off || echo on)"
 		echo "timeout = $(($(scenario_seconds "$sc") + JOB_SLACK))"
 		echo "command = bench-scenario"
 	} > "$dir/job.conf"
@@ -208,6 +249,12 @@ write_job() {
 			echo "SC_FIXED_${key//./_}=$v" | tr '[:lower:]' '[:upper:]'
 		done
 		echo "SC_OOM_OK=$(kv_get "$sc" oom_ok)"
+		# Targeted reclaim: bytes per memory.reclaim request (empty: global
+		# pressure), seconds between requests.
+		v=$(kv_get "$sc" reclaim)
+		[ -n "$v" ] && v=$(size_bytes "$v")
+		echo "SC_RECLAIM_BYTES=$v"
+		echo "SC_RECLAIM_EVERY=$(kv_get "$sc" reclaim.every)"
 		echo "SC_WARMUP=$(kv_get "$sc" warmup)"
 		echo "SC_STEPS=$(shell_quote "$(kv_get "$sc" steps)")"
 		echo "SC_SETTLE=$(kv_get "$sc" settle)"

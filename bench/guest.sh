@@ -55,6 +55,7 @@ JOB_KEYS=(
 	"timeout 300 seconds" # deadline for the whole boot, from QEMU start
 	"lru_gen off onoff"   # MGLRU (/sys/kernel/mm/lru_gen/enabled)
 	"zswap off onoff"     # zswap (/sys/module/zswap/parameters/enabled)
+	"recursiveprot on onoff" # off: cgroup2 remounted without memory_recursiveprot
 	"command - string"    # shell command the agent runs in the guest
 	"cmdline - string"    # extra kernel command line words
 )
@@ -102,6 +103,7 @@ job_env() {
 	echo "JOB_LRU_GEN=$([ "$onoff" = on ] && echo y || echo 0)"
 	onoff=$(kv_get "$job" zswap)
 	echo "JOB_ZSWAP=$([ "$onoff" = on ] && echo Y || echo N)"
+	echo "JOB_RECURSIVEPROT=$(kv_get "$job" recursiveprot)"
 	echo "JOB_COMMAND=$(shell_quote "$(kv_get "$job" command)")"
 }
 

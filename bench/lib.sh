@@ -70,7 +70,7 @@ shell_quote() {
 # ---------------------------------------------------------------------------
 # key = value files (jobs, scenarios): '#' comments, one "key = value" a line.
 # A table names every key with its default ("-" for empty) and type:
-#   "memory 2G size"   size, count, seconds, onoff, string, knob, steps
+#   "memory 2G size"   size, count, seconds, interval, onoff, string, knob, steps
 
 # Bytes in SIZE ("512M", "2G", "1.5G", "4096"), or fail.
 size_bytes() {
@@ -103,6 +103,12 @@ check_value() {
 	seconds)
 		[[ "$value" =~ ^[0-9]+$ ]] ||
 			{ echo "'$value' is not a whole number of seconds"; return 1; }
+		;;
+	interval)
+		if ! [[ "$value" =~ ^[0-9]+(\.[0-9]+)?$ ]] || awk -v v="$value" 'BEGIN { exit v > 0 }'; then
+			echo "'$value' is not a number of seconds above 0 (e.g. 0.25)"
+			return 1
+		fi
 		;;
 	onoff)
 		case "$value" in on | off) ;; *) echo "'$value' is not on or off"; return 1 ;; esac
@@ -172,10 +178,12 @@ kv_get() {
 }
 
 # A kernel to run is a variant, optionally with an arm that switches one
-# thing on in the guest whatever the job says: K@mglru (MGLRU, which
-# reclaims without get_scan_count()'s protection scaling) and K@zswap
-# (swap pages are stored compressed in RAM, so their writes end at once).
-ARMS=(mglru zswap)
+# thing in the guest whatever the job says: K@mglru (MGLRU on, which
+# reclaims without get_scan_count()'s protection scaling), K@zswap (swap
+# pages are stored compressed in RAM, so their writes end at once) and
+# K@norecursive (cgroup2 remounted without memory_recursiveprot, so only
+# protection set on a cgroup itself protects it).
+ARMS=(mglru zswap norecursive)
 
 # The variant behind kernel $1.
 arm_kernel() {

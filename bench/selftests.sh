@@ -134,6 +134,8 @@ cmd_run() {
 	[[ "$repeat" =~ ^[1-9][0-9]?$ ]] || usage_error "--repeat must be a number from 1 to 99"
 	for k in "${kernels[@]}"; do
 		arm_check "$k"
+		[[ "$k" != *@norecursive ]] ||
+			usage_error "kernel '$k': the selftests run under both mounts already; drop @norecursive"
 		v=$(arm_kernel "$k")
 		"$KERNEL_SH" path "$v" > /dev/null || exit $?
 		[ -x "$OUT/$v/test_memcontrol" ] || die "no selftests built for $v; run: $PROG build $v"

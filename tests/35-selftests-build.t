@@ -32,7 +32,10 @@ like "$out" "no-such-variant" "naming it"
 is "$?" 2 "running on an unknown kernel is refused before anything boots"
 out=$("$ST" run x control@lru 2>&1)
 is "$?" 2 "an unknown arm is refused"
-like "$out" "an arm is one of: K@mglru K@zswap" "naming the known ones"
+like "$out" "an arm is one of: K@mglru K@zswap K@norecursive" "naming the known ones"
+out=$("$ST" run x control@norecursive 2>&1)
+is "$?" 2 "the @norecursive arm is refused: the selftests run under both mounts"
+like "$out" "under both mounts already" "saying why"
 out=$("$ST" run x control --repeat 0 2>&1)
 is "$?" 2 "a repeat count of 0 is refused"
 like "$out" "--repeat must be a number from 1 to 99" "saying what it takes"

@@ -2,7 +2,9 @@
 # The A/B experiment: scenario files refused before anything boots when they
 # are wrong, then a quick end-to-end run (two steps, control and patched,
 # under QEMU): the table exists, the workload is not scanned while its
-# protection exceeds its usage, and is scanned once protection is gone.
+# protection exceeds its usage, and is scanned once protection is gone;
+# then a quick targeted-reclaim run on both: the same, and at half
+# protection control's scan fraction is the cliff's 1 and patched's lower.
 set -u
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/lib/tap.sh"
@@ -35,6 +37,23 @@ out=$(check fixed-knob)
 is "$?" 2 "a scenario fixing the knob it steps is refused"
 like "$out" "fixed-knob.conf: workload.min: memory.min is the knob this scenario steps" "and says which"
 like "$out" "fixed-knob.conf: peer.low/peer.min: set, but there is no peer workload" "as is a peer's protection without a peer"
+out=$(check targeted-bad)
+is "$?" 2 "a targeted-reclaim scenario with everything wrong is refused"
+like "$out" "targeted-bad.conf:4: reclaim: 2G per request is not less than the guest's memory" \
+	"an amount larger than the guest, with file and line"
+like "$out" "targeted-bad.conf: reclaim.every: missing" "a missing cadence"
+like "$out" "targeted-bad.conf: competitor: missing" "a missing competitor"
+like "$out" "targeted-bad.conf:5: peer: only for global-pressure scenarios" "a global-pressure-only key"
+like "$out" "targeted-bad.conf:6: oom_ok: only for global-pressure scenarios" "and another"
+out=$(check targeted-half)
+is "$?" 2 "a cadence without an amount is refused"
+like "$out" "targeted-half.conf: reclaim: missing" "saying so"
+out=$(check targeted-zero)
+is "$?" 2 "a cadence of 0 s is refused"
+like "$out" "targeted-zero.conf:6: reclaim.every: '0' is not a number of seconds above 0" "with file and line"
+out=$(check targeted-nothing)
+is "$?" 2 "an amount of 0 is refused"
+like "$out" "targeted-nothing.conf:5: reclaim: must be more than 0" "with file and line"
 out=$(check no-such-scenario)
 is "$?" 2 "an unknown scenario is refused"
 like "$out" "known scenarios: bad-keys" "listing the known ones"
@@ -48,7 +67,7 @@ out=$("$BENCH" run smoke --kernels no-such-kernel 2>&1)
 is "$?" 2 "an unknown kernel is refused before anything boots"
 out=$("$BENCH" run smoke --kernels control@lru 2>&1)
 is "$?" 2 "an unknown arm is refused"
-like "$out" "kernel 'control@lru': an arm is one of: K@mglru K@zswap" "and the known arms are named"
+like "$out" "kernel 'control@lru': an arm is one of: K@mglru K@zswap K@norecursive" "and the known arms are named"
 
 # The quick end-to-end run.
 [ "$(id -u)" = 0 ] || { diag "skipping the real run: needs root"; done_testing; exit; }
@@ -123,5 +142,43 @@ if [ "$TAP_FAILED" -gt 0 ]; then
 fi
 out=$("$BENCH" run smoke --profile quick --kernels "$KERNELS" --scenarios low-steps 2>&1)
 like "$out" "done already, kept" "running the same run id again keeps the finished jobs"
+
+# Targeted reclaim, quick: protected (116%), half (50%), unprotected (0%).
+out=$("$BENCH" run targeted --profile quick --kernels "control patched" --scenarios low-reclaim 2> "$RESULTS/err2")
+if ! ok $? "the quick run of low-reclaim on control and patched finished"; then
+	diag_tail "$(cat "$RESULTS/err2")"
+fi
+for k in control patched; do
+	like "$(cat "$RESULTS/targeted/low-reclaim/$k/r1/guest/out/cgroups.tsv" 2> /dev/null)" \
+		"workload	exp.slice/exp-workload.slice" "$k: the workload ran under exp.slice"
+	like "$(awk -F, '$3 == "reclaimer" && $5 == "requests" { v = $6 } END { print v }' \
+		"$RESULTS/targeted/low-reclaim/$k/r1/guest/out/samples.csv" 2> /dev/null)" "^[1-9][0-9]+$" \
+		"$k: the reclaimer's requests are in the samples"
+done
+# fraction KERNEL STEP: the scan fraction (x 1000, an integer) from the
+# analysis, or nothing.
+fraction() {
+	/usr/bin/python3 - "$RESULTS/targeted" "$1" "$2" <<'PY'
+import sys
+sys.path.insert(0, "analysis")
+import analyse, rundata, stats
+sr = analyse.analyse(rundata.Run(sys.argv[1]))[0]
+n = next(n for n, st in sr.steps.items() if st.requested == sys.argv[3])
+v = stats.mean(sr.values(sys.argv[2], n, "scan_fraction"))
+print("" if v is None else round(1000 * v))
+PY
+}
+cd "$SUITE_ROOT" || exit 1
+c_prot=$(fraction control 116%) p_prot=$(fraction patched 116%)
+c_half=$(fraction control 50%) p_half=$(fraction patched 50%)
+c_open=$(fraction control 0%) p_open=$(fraction patched 0%)
+[ -n "$c_prot" ] && [ -n "$p_prot" ] && [ "$c_prot" -le 10 ] && [ "$p_prot" -le 10 ]
+ok $? "targeted, protection above usage: no scanning (fraction x1000: control ${c_prot:-?}, patched ${p_prot:-?})"
+[ -n "$c_open" ] && [ -n "$p_open" ] && [ "$c_open" -ge 800 ] && [ "$p_open" -ge 800 ]
+ok $? "targeted, no protection: scanned like the competitor (control ${c_open:-?}, patched ${p_open:-?})"
+[ -n "$c_half" ] && [ "$c_half" -ge 850 ] && [ "$c_half" -le 1150 ]
+ok $? "targeted, half protected: control scans it all, the cliff (${c_half:-?})"
+[ -n "$p_half" ] && [ -n "$c_half" ] && [ "$p_half" -lt $((c_half - 200)) ]
+ok $? "targeted, half protected: patched scans less than control (${p_half:-?} against ${c_half:-?})"
 
 done_testing

@@ -159,6 +159,7 @@ class Model(unittest.TestCase):
     def test_arms_and_unknown(self):
         self.assertEqual(model.variant_of("patched@mglru"), "control")
         self.assertEqual(model.variant_of("patched@zswap"), "patched")
+        self.assertEqual(model.variant_of("v1-9783aa@norecursive"), "v1-9783aa")
         self.assertEqual(model.variant_of("v1-9783aa"), "v1-9783aa")
         self.assertIsNone(model.variant_of("mine"))
         self.assertIsNone(model.variant_of("mine@zswap"))
