@@ -276,6 +276,38 @@ def scenario_section(sr, doc, plotdir, date):
     return names
 
 
+def answer(sr):
+    """A few sentences on a scenario: where each kernel differs from the
+    baseline (p < 0.05) and by how much, and the smallest difference the run
+    could have found where it found none (p < 0.05, 80% power)."""
+    if len(sr.steps) < 2 or len(sr.kernels) < 2:
+        return []
+    if sr.has_competitor:
+        key, scale, unit, what = "scan_fraction", 100, " points", "scan fraction"
+    else:
+        key, scale, unit, what = "pgscan/s", 1, "/s", "pgscan/s"
+    out = []
+    for k in sr.kernels[1:]:
+        found, missed = [], []
+        for n in sr.step_numbers():
+            a, b = sr.values(k, n, key), sr.values(sr.baseline, n, key)
+            w = stats.welch(a, b)
+            if not w:
+                continue
+            step = sr.steps[n].requested
+            if w[2] < 0.05:
+                found.append(f"{step} ({scale * (stats.mean(a) - stats.mean(b)):+.1f}{unit}, p {fmt_p(w[2])})")
+            else:
+                d = stats.detectable(a, b)
+                missed.append(step if d is None else f"{step} (could have found {scale * d:.1f}{unit})")
+        text = f"{sr.scenario}, {what}: {k} against {sr.baseline}: "
+        text += ("differs at " + ", ".join(found)) if found else "no step differs"
+        if missed:
+            text += "; no difference found at " + ", ".join(missed)
+        out.append(text + ".")
+    return out
+
+
 def build(run_dir, baseline=None, out=None):
     run = rundata.Run(run_dir)
     out = out or run.path
@@ -287,6 +319,8 @@ def build(run_dir, baseline=None, out=None):
     results = analyse.analyse(run, baseline)
     kernels = sorted({k for sr in results for k in sr.kernels})
     doc.p(f"Kernels: {', '.join(kernels) or 'none'}. Scenarios: {', '.join(r.scenario for r in results)}.")
+    doc.h(2, "The answer")
+    doc.ul([line for sr in results for line in answer(sr)] or ["No scenario has steps to compare."])
     for sr in results:
         scenario_section(sr, doc, plotdir, date)
     provenance(run, doc)

@@ -105,6 +105,36 @@ def welch(a, b):
     return (t, df, t_sf2(t, df))
 
 
+def detectable(a, b, alpha=0.05, power=0.8):
+    """The smallest difference of means a two-sided Welch test between
+    samples of a's and b's size and spread finds at level alpha with the
+    given power: (t[1 - alpha/2] + t[power]) * sqrt(sa^2/na + sb^2/nb),
+    with Welch's degrees of freedom. None below two values a side; 0 when
+    neither has any spread."""
+    if len(a) < 2 or len(b) < 2:
+        return None
+    va, vb = sd(a) ** 2 / len(a), sd(b) ** 2 / len(b)
+    if va + vb == 0:
+        return 0.0
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    return (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * math.sqrt(va + vb)
+
+
+def repeats_for(diff, sd_a, sd_b, alpha=0.05, power=0.8, limit=1000):
+    """Repeats per side that make a difference diff detectable (as
+    detectable() computes it, with these spreads), or None beyond limit."""
+    if diff <= 0:
+        return None
+    for n in range(2, limit + 1):
+        v = (sd_a ** 2 + sd_b ** 2) / n
+        if v == 0:
+            return n
+        df = v ** 2 / ((sd_a ** 2 / n) ** 2 / (n - 1) + (sd_b ** 2 / n) ** 2 / (n - 1))
+        if (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * math.sqrt(v) <= diff:
+            return n
+    return None
+
+
 def summary(xs):
     """{n, mean, sd, ci95} of a list of numbers (None entries dropped)."""
     xs = [x for x in xs if x is not None]

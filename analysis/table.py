@@ -38,7 +38,7 @@ def print_fraction_table(sr):
     for k in others + [base]:
         cols += [k, "model"]
     for k in others:
-        cols += [f"{k} - {base}", "p"]
+        cols += [f"{k} - {base}", "p", "detectable"]
     rows = []
     for n in sr.step_numbers():
         st = sr.steps[n]
@@ -51,11 +51,13 @@ def print_fraction_table(sr):
             a, b = sr.values(k, n, "scan_fraction"), sr.values(base, n, "scan_fraction")
             w = stats.welch(a, b)
             diff = "n/a" if not a or not b else f"{100 * (stats.mean(a) - stats.mean(b)):+.1f}"
-            row += [diff, p_text(w[2] if w else None)]
+            d = stats.detectable(a, b)
+            row += [diff, p_text(w[2] if w else None), "-" if d is None else f"{100 * d:.1f}"]
         rows.append(row)
     print(f"\n{sr.scenario}: scan fraction of {sr.cgroup_name()}: its scanned share of its LRU"
           f" (pgscan + pgrefill over active + inactive) over {sr.cgroup_name(analyse.COMPETITOR)}'s,"
-          " mean ± 95% CI (repeats), beside each kernel's formula")
+          " mean ± 95% CI (repeats), beside each kernel's formula; differences in points, and the"
+          " smallest difference the run could detect (p < 0.05, 80% power)")
     stats.print_table(cols, rows, right=True)
 
 

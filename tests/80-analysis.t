@@ -117,6 +117,19 @@ class Statistics(unittest.TestCase):
         self.assertAlmostEqual(df, 2.3572, places=3)
         self.assertLess(p, 0.01)
 
+    def test_detectable_difference(self):
+        # Equal spreads sd 1, n 3 a side: sqrt(2/3) * (t.975 + t.80) at
+        # df 4: (2.776 + 0.941) * 0.8165 = 3.035.
+        a, b = [9, 10, 11], [19, 20, 21]
+        self.assertAlmostEqual(stats.detectable(a, b), 3.035, places=2)
+        self.assertIsNone(stats.detectable([1], b))
+        self.assertEqual(stats.detectable([5, 5], [6, 6]), 0.0)
+        # Smaller differences need more repeats; the detectable one itself
+        # is reached at the run's own n.
+        self.assertEqual(stats.repeats_for(3.04, 1, 1), 3)
+        self.assertGreater(stats.repeats_for(1.0, 1, 1), 10)
+        self.assertIsNone(stats.repeats_for(0.001, 1, 1))
+
     def test_too_few(self):
         self.assertIsNone(stats.welch([1], [2, 3]))
         self.assertIsNone(stats.summary([5])["ci95"])
@@ -312,6 +325,12 @@ class Outputs(unittest.TestCase):
         text = open(md).read()
         self.assertIn("| 50% | 500M | 1,100 ± 248 (n=3) | 330 ± 75 (n=3) | 30% |", text)
         self.assertIn("Against the model", text)
+        # The answer first: where kernels differ, and what the run could not resolve.
+        self.assertLess(text.index("## The answer"), text.index("## Scenario"))
+        self.assertIn("low-reclaim, scan fraction: patched against control: differs at 50% (-50.0 points, p 0.006); "
+                      "no difference found at 116% (could have found 0.0 points)", text)
+        self.assertIn("low-steps, pgscan/s: patched against control: differs at 50% (-770.0/s", text)
+        self.assertIn("Scan fraction against the formula", text)
         self.assertIn("low-steps/patched/r4: failed:timeout", text)
         self.assertIn("counter went down", text)
         self.assertIn("oom-kill", text)
