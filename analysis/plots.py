@@ -58,6 +58,21 @@ def scan_curve(sr, outdir, date):
     return _save(fig, outdir, f"{sr.scenario}-pgscan")
 
 
+def _model_line(sr, ax, k):
+    """Kernel k's formula (dashed) at each step's measured usage and
+    protection, in %."""
+    mx, my = [], []
+    for n in sr.step_numbers():
+        m = sr.model_fraction(k, n)
+        if m is not None:
+            mx.append(_x(sr, n))
+            my.append(100 * m)
+    if mx:
+        v = model.variant_of(k)
+        ax.plot(mx, my, linestyle="--", marker="x", color=colour(sr, k),
+                label=f"{k} model ({model.LABELS.get(v, v)})")
+
+
 def model_overlay(sr, outdir, date):
     """Measured scan rate as % of the same kernel's unprotected rate, with
     each kernel's formula (dashed) at the measured usage and protection."""
@@ -65,21 +80,14 @@ def model_overlay(sr, outdir, date):
         return None
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k in sr.kernels:
-        xs, ys, mx, my = [], [], [], []
+        xs, ys = [], []
         for n in sr.step_numbers():
             f = sr.measured_fraction(k, n)
             if f is not None:
                 xs.append(_x(sr, n))
                 ys.append(100 * f)
-            m = sr.model_fraction(k, n)
-            if m is not None:
-                mx.append(_x(sr, n))
-                my.append(100 * m)
         ax.plot(xs, ys, marker="o", label=f"{k} measured", color=colour(sr, k))
-        if mx:
-            v = model.variant_of(k)
-            ax.plot(mx, my, linestyle="--", marker="x", color=colour(sr, k),
-                    label=f"{k} model ({model.LABELS.get(v, v)})")
+        _model_line(sr, ax, k)
     ax.set_xlabel(f"memory.{sr.knob} of {sr.cgroup_name()} (MiB)")
     ax.set_ylabel("% of the unprotected scan rate")
     ax.invert_xaxis()
@@ -95,22 +103,15 @@ def fraction_plot(sr, outdir, date):
     kernel's formula (dashed) at the measured usage and protection."""
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for k in sr.kernels:
-        xs, ys, es, mx, my = [], [], [], [], []
+        xs, ys, es = [], [], []
         for n in sr.step_numbers():
             s = sr.summary(k, n, "scan_fraction")
             if s["n"]:
                 xs.append(_x(sr, n))
                 ys.append(100 * s["mean"])
                 es.append(100 * (s["ci95"] or 0))
-            m = sr.model_fraction(k, n)
-            if m is not None:
-                mx.append(_x(sr, n))
-                my.append(100 * m)
         ax.errorbar(xs, ys, yerr=es, marker="o", capsize=3, label=f"{k} measured", color=colour(sr, k))
-        if mx:
-            v = model.variant_of(k)
-            ax.plot(mx, my, linestyle="--", marker="x", color=colour(sr, k),
-                    label=f"{k} model ({model.LABELS.get(v, v)})")
+        _model_line(sr, ax, k)
     ax.set_xlabel(f"memory.{sr.knob} of {sr.cgroup_name()} (MiB)")
     ax.set_ylabel("scan fraction (% of the competitor's share)")
     ax.invert_xaxis()
