@@ -57,6 +57,23 @@ json_str() {
 	printf '"%s"' "$s"
 }
 
+# debian_root SUITE PACKAGES OUT LOG: a minimal Debian root (mmdebstrap's
+# minbase: the essential set and apt) plus PACKAGES (comma-separated), as
+# OUT (a directory, or a .tar), without manual pages, docs or locales, from
+# this machine's apt sources. On failure: the log's tail, OUT removed, 1.
+debian_root() {
+	local suite=$1 packages=$2 out=$3 logfile=$4
+	if ! run mmdebstrap --variant=minbase --include="$packages" \
+		--dpkgopt='path-exclude=/usr/share/man/*' \
+		--dpkgopt='path-exclude=/usr/share/doc/*' \
+		--dpkgopt='path-exclude=/usr/share/locale/*' \
+		"$suite" "$out" > "$logfile" 2>&1; then
+		rm -rf "$out"
+		tail -n 20 "$logfile" | sed 's/^/  /' >&2
+		return 1
+	fi
+}
+
 # Write stdin to FILE atomically: readers see the old file or the new one.
 write_atomic() {
 	local file=$1

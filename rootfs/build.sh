@@ -53,16 +53,8 @@ build_base() {
 	mkdir -p "$OUTDIR"
 	tmp=$OUTDIR/base.partial.tar
 	log "mmdebstrap $SUITE with: $(packages) (log: $OUTDIR/mmdebstrap.log)"
-	# No mirror given: mmdebstrap uses this machine's apt sources.
-	if ! run mmdebstrap --variant=minbase --format=tar --include="$(packages)" \
-		--dpkgopt='path-exclude=/usr/share/man/*' \
-		--dpkgopt='path-exclude=/usr/share/doc/*' \
-		--dpkgopt='path-exclude=/usr/share/locale/*' \
-		"$SUITE" "$tmp" > "$OUTDIR/mmdebstrap.log" 2>&1; then
-		rm -f "$tmp"
-		tail -n 20 "$OUTDIR/mmdebstrap.log" | sed 's/^/  /' >&2
+	debian_root "$SUITE" "$(packages)" "$tmp" "$OUTDIR/mmdebstrap.log" ||
 		die "mmdebstrap failed; see $OUTDIR/mmdebstrap.log"
-	fi
 	mv "$tmp" "$OUTDIR/base.tar"
 	echo "$hash" > "$OUTDIR/base.hash"
 }

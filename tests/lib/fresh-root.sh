@@ -67,14 +67,8 @@ cmd_build() {
 		mkdir -p "$partial"
 		log "mmdebstrap $SUITE minbase + $(packages | paste -s -d' ' -)"
 		log "(a few minutes, once per package list; log: $CACHE/$key.log)"
-		# No mirror given: mmdebstrap uses this machine's apt sources.
-		if ! run mmdebstrap --variant=minbase --include="$(packages | paste -s -d, -)" \
-			--dpkgopt='path-exclude=/usr/share/man/*' \
-			--dpkgopt='path-exclude=/usr/share/doc/*' \
-			--dpkgopt='path-exclude=/usr/share/locale/*' \
-			"$SUITE" "$partial/root" > "$CACHE/$key.log" 2>&1; then
+		if ! debian_root "$SUITE" "$(packages | paste -s -d, -)" "$partial/root" "$CACHE/$key.log"; then
 			rm -rf "$partial"
-			tail -n 20 "$CACHE/$key.log" | sed 's/^/  /' >&2
 			die "mmdebstrap failed; see $CACHE/$key.log"
 		fi
 		packages > "$partial/packages"
