@@ -7,7 +7,9 @@ p-values beyond what chance gives.
 usage: compare.py RUN_A RUN_B [--metric KEY]
 
 KEY is a per-window metric: pgscan/s (default), pgsteal/s, refaults/s,
-pgmajfault/s, psi_some%, psi_full%, memory.current, scan_share%, app_rate.
+pgmajfault/s, psi_some%, psi_full%, memory.current, scan_share%, app_rate,
+scanned/s, lru_pages, or scan_fraction (in %, compared as B - A in
+points).
 """
 import argparse
 import os
@@ -20,11 +22,14 @@ import rundata  # noqa: E402
 import stats  # noqa: E402
 
 METRICS = ("pgscan/s", "pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "psi_full%",
-           "memory.current", "scan_share%", "app_rate")
+           "memory.current", "scan_share%", "app_rate", "scanned/s", "lru_pages", "scan_fraction")
+# Fractions: shown in %, compared as a difference in points, not a ratio.
+FRACTIONS = ("scan_fraction",)
 
 
 def compare(a_dir, b_dir, metric="pgscan/s"):
-    """(rows, notes): rows of [scenario, kernel, step, A, B, B % of A, p]."""
+    """(rows, notes): rows of [scenario, kernel, step, A, B, B % of A (or,
+    for a fraction, B - A in points), p]."""
     if metric not in METRICS:
         raise ValueError(f"unknown metric '{metric}' (one of: {', '.join(METRICS)})")
     a = {sr.scenario: sr for sr in analyse.analyse(rundata.Run(a_dir))}
@@ -45,13 +50,18 @@ def compare(a_dir, b_dir, metric="pgscan/s"):
                                  f"{sb.steps[n].requested} in B; not compared")
                     continue
                 xa, xb = sa.values(k, n, metric), sb.values(k, n, metric)
-                pct = None
-                if xa and xb and stats.mean(xa) >= 1:
-                    pct = 100 * stats.mean(xb) / stats.mean(xa)
                 w = stats.welch(xa, xb)
-                rows.append([scenario, k, sa.steps[n].requested,
-                             stats.text(stats.summary(xa)), stats.text(stats.summary(xb)),
-                             "n/a" if pct is None else f"{pct:.0f}%",
+                if metric in FRACTIONS:
+                    cells = [stats.text(stats.summary(x), 100, 1, "%") for x in (xa, xb)]
+                    cells.append("n/a" if not xa or not xb else
+                                 f"{100 * (stats.mean(xb) - stats.mean(xa)):+.1f} points")
+                else:
+                    pct = None
+                    if xa and xb and stats.mean(xa) >= 1:
+                        pct = 100 * stats.mean(xb) / stats.mean(xa)
+                    cells = [stats.text(stats.summary(xa)), stats.text(stats.summary(xb)),
+                             "n/a" if pct is None else f"{pct:.0f}%"]
+                rows.append([scenario, k, sa.steps[n].requested] + cells + [
                              "-" if w is None else ("<0.001" if w[2] < 0.001 else f"{w[2]:.3f}")])
     return rows, notes
 
@@ -68,7 +78,8 @@ def main(argv):
         print(f"compare.py: {e}", file=sys.stderr)
         return 2
     print(f"A = {args.a}\nB = {args.b}\nthe workload's {args.metric}, mean ± 95% CI (repeats)\n")
-    head = ["scenario", "kernel", "step", "A", "B", "B % of A", "p"]
+    head = ["scenario", "kernel", "step", "A", "B",
+            "B - A" if args.metric in FRACTIONS else "B % of A", "p"]
     stats.print_table(head, rows)
     small = sum(1 for r in rows if r[-1] not in ("-",) and (r[-1] == "<0.001" or float(r[-1]) < 0.05))
     tested = sum(1 for r in rows if r[-1] != "-")

@@ -356,6 +356,11 @@ class Outputs(unittest.TestCase):
         self.assertTrue(rows)
         self.assertTrue(all(r[5] in ("100%", "n/a") for r in rows))
         self.assertTrue(all(r[6] in ("1.000", "-") for r in rows))
+        # A fraction is compared as a difference in points.
+        rows, _ = compare.compare(FIX, FIX, "scan_fraction")
+        half = [r for r in rows if r[0] == "low-reclaim" and r[1] == "patched" and r[2] == "50%"]
+        self.assertEqual(half, [["low-reclaim", "patched", "50%", "50.0 ± 6.5% (2)", "50.0 ± 6.5% (2)",
+                                 "+0.0 points", "1.000"]])
 
 
 class Peers(unittest.TestCase):
