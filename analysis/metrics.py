@@ -147,6 +147,11 @@ def window(job, step, role="workload", app=None):
         mf = _points(s.get(app, "app", "majflt"), label, until)
         if mf:
             w.values["app_majflt/s"] = rate(mf, iv, f"{app} majflt", w.problems)
+    # Targeted reclaim: the reclaimer's requests in the window, and how many
+    # the kernel refused (EAGAIN: it could not reclaim the amount).
+    for key in ("requests", "failed"):
+        pts = _points(s.get("reclaimer", "app", key), label, until)
+        w.values["reclaim_" + key] = pts[-1][1] - pts[0][1] if len(pts) >= 2 else None
     missing = {(cg, f) for t, st, cg, f, status in s.statuses if st == label and cg == cgroup}
     for cg, f in sorted(missing):
         w.problems.append(f"{cg} {f}: unreadable in some samples of the window")

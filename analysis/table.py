@@ -54,11 +54,22 @@ def print_fraction_table(sr):
             d = stats.detectable(a, b)
             row += [diff, p_text(w[2] if w else None), "-" if d is None else f"{100 * d:.1f}"]
         rows.append(row)
+    refused = []
+    for k in sr.kernels:
+        for n in sr.step_numbers():
+            req = sum(sr.values(k, n, "reclaim_requests"))
+            failed = sum(sr.values(k, n, "reclaim_failed"))
+            if failed:
+                most = " (most refused: the fraction there is of little reclaim)" if 2 * failed > req else ""
+                refused.append(f"  {k} {sr.steps[n].requested}: {failed:.0f} of {req:.0f} requests{most}")
     print(f"\n{sr.scenario}: scan fraction of {sr.cgroup_name()}: its scanned share of its LRU"
           f" (pgscan + pgrefill over active + inactive) over {sr.cgroup_name(analyse.COMPETITOR)}'s,"
           " mean ± 95% CI (repeats), beside each kernel's formula; differences in points, and the"
           " smallest difference the run could detect (p < 0.05, 80% power)")
     stats.print_table(cols, rows, right=True)
+    if refused:
+        print(f"memory.reclaim requests the kernel refused (EAGAIN) inside the windows:")
+        print("\n".join(refused))
 
 
 def print_table(sr, cgroup):

@@ -270,6 +270,9 @@ class Targeted(unittest.TestCase):
                              capture_output=True, text=True)
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertIn("low-reclaim: scan fraction of exp.slice/exp-workload.slice", out.stdout)
+        # Refused memory.reclaim requests are counted per step, not hidden.
+        self.assertIn("  patched 0%: 30 of 40 requests (most refused", out.stdout)
+        self.assertNotIn("  control 0%:", out.stdout)
         self.assertRegex(out.stdout, r"\|\s+50% \|\s+200M \|\s+50\.0 ± 6\.[45]% \(2\) \|\s+50\.0% \|"
                                      r"\s+100\.0 ± 0\.0% \(2\) \|\s+100\.0% \|\s+-50\.0 \|")
 
