@@ -139,11 +139,17 @@ class ScenarioResult:
 
     def peer_ratio_model(self, kernel, step, variant=None):
         """The same ratio as the low-reclaim pass of the kernel's formula
-        predicts it from each slice's measured usage and protection."""
+        predicts it from each slice's measured usage and protection. The
+        scan target is the fraction times the LRU size, so each fraction is
+        weighted by its slice's measured LRU (when the run recorded it)."""
         a = self.model_fraction(kernel, step, PRIMARY, True, variant)
         b = self.model_fraction(kernel, step, PEER, True, variant)
         if a is None or not b:
             return None
+        la = stats.mean(self.values(kernel, step, "lru_pages", PRIMARY))
+        lb = stats.mean(self.values(kernel, step, "lru_pages", PEER))
+        if la and lb:
+            return a * la / (b * lb)
         return a / b
 
 

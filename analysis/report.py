@@ -238,8 +238,8 @@ def scenario_section(sr, doc, plotdir, date):
         doc.h(3, "workload.slice against peer.slice")
         doc.p("Both slices are protected by memory.low beyond what the guest has; only workload.slice "
               "also has memory.min. Ratio: workload.slice's pgscan/s as % of peer.slice's. Model: the "
-              "ratio of the two slices' scan fractions in the low-reclaim pass of each formula, at "
-              "their measured usage. Two readers that stream as fast as they can are scanned about as "
+              "ratio of the two slices' scan targets in the low-reclaim pass of each formula (the "
+              "fraction at their measured usage times their measured LRU size). Two readers that stream as fast as they can are scanned about as "
               "fast as they fault pages in, so lower pressure also shows as a larger share of memory: "
               "the memory.current ratio.")
         rows = []

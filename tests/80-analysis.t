@@ -219,9 +219,10 @@ class Model(unittest.TestCase):
         sr = result("emin-baseline")
         self.assertTrue(sr.has_peer)
         self.assertAlmostEqual(sr.peer_ratio("patched", 1), 0.5)
-        # low-reclaim pass: (1 - 400/900) against 1.
-        self.assertAlmostEqual(sr.peer_ratio_model("patched", 1), 5 / 9)
-        self.assertAlmostEqual(sr.peer_ratio_model("control", 1), 1.0)
+        # low-reclaim pass: (1 - 400/900) against 1, each times its LRU
+        # (800M against 1000M): the scan target is fraction x LRU.
+        self.assertAlmostEqual(sr.peer_ratio_model("patched", 1), 5 / 9 * 0.8)
+        self.assertAlmostEqual(sr.peer_ratio_model("control", 1), 0.8)
 
 
 class Targeted(unittest.TestCase):
