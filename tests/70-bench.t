@@ -16,47 +16,50 @@ FIX=$SUITE_ROOT/tests/fixtures/scenarios
 check() {
 	SCENARIO_DIR=$FIX "$BENCH" check "$@" 2>&1
 }
-out=$(check bad-keys)
-is "$?" 2 "a scenario with bad keys and values is refused"
-like "$out" "bad-keys.conf:3: unknown key 'colour'" "the unknown key is named with file and line"
-like "$out" "bad-keys.conf:4: knob: 'medium' is not low or min" "the bad knob is named"
-like "$out" "bad-keys.conf:5: steps: step '12Q' is neither a size" "the bad step is named"
-out=$(check not-down)
-is "$?" 2 "steps that do not go down are refused"
-like "$out" "not-down.conf: steps: not going down \(90% after a smaller step\)" "and the step is named"
-out=$(check too-big)
-is "$?" 2 "a workload and steps larger than the guest are refused"
-like "$out" "too-big.conf: workload: ws --size 3G asks for more than the guest's 1G" "the workload is named"
-like "$out" "too-big.conf: steps: 1500M exceeds the guest's memory" "the step is named"
-out=$(check mixed)
-is "$?" 2 "steps mixing sizes and percentages are refused"
-out=$(check no-workload)
-is "$?" 2 "a scenario without a workload is refused"
-like "$out" "workload: missing" "and says so"
-out=$(check fixed-knob)
-is "$?" 2 "a scenario fixing the knob it steps is refused"
-like "$out" "fixed-knob.conf: workload.min: memory.min is the knob this scenario steps" "and says which"
-like "$out" "fixed-knob.conf: peer.low/peer.min: set, but there is no peer workload" "as is a peer's protection without a peer"
-out=$(check targeted-bad)
-is "$?" 2 "a targeted-reclaim scenario with everything wrong is refused"
-like "$out" "targeted-bad.conf:4: reclaim: 2G per request is not less than the guest's memory" \
-	"an amount larger than the guest, with file and line"
-like "$out" "targeted-bad.conf: reclaim.every: missing" "a missing cadence"
-like "$out" "targeted-bad.conf: competitor: missing" "a missing competitor"
-like "$out" "targeted-bad.conf:5: peer: only for global-pressure scenarios" "a global-pressure-only key"
-like "$out" "targeted-bad.conf:6: oom_ok: only for global-pressure scenarios" "and another"
-out=$(check targeted-half)
-is "$?" 2 "a cadence without an amount is refused"
-like "$out" "targeted-half.conf: reclaim: missing" "saying so"
-out=$(check targeted-zero)
-is "$?" 2 "a cadence of 0 s is refused"
-like "$out" "targeted-zero.conf:6: reclaim.every: '0' is not a number of seconds above 0" "with file and line"
-out=$(check targeted-nothing)
-is "$?" 2 "an amount of 0 is refused"
-like "$out" "targeted-nothing.conf:5: reclaim: must be more than 0" "with file and line"
-out=$(check no-such-scenario)
-is "$?" 2 "an unknown scenario is refused"
-like "$out" "known scenarios: bad-keys" "listing the known ones"
+# refused NAME WHAT [PATTERN SAYS]...: scenario NAME is refused before
+# anything boots (status 2), and its message matches each PATTERN.
+refused() {
+	local name=$1 what=$2 out status
+	shift 2
+	out=$(check "$name")
+	status=$?
+	is "$status" 2 "$what"
+	while [ $# -ge 2 ]; do
+		like "$out" "$1" "$2"
+		shift 2
+	done
+}
+refused bad-keys "a scenario with bad keys and values is refused" \
+	"bad-keys.conf:3: unknown key 'colour'" "the unknown key is named with file and line" \
+	"bad-keys.conf:4: knob: 'medium' is not low or min" "the bad knob is named" \
+	"bad-keys.conf:5: steps: step '12Q' is neither a size" "the bad step is named"
+refused not-down "steps that do not go down are refused" \
+	"not-down.conf: steps: not going down \(90% after a smaller step\)" "and the step is named"
+refused too-big "a workload and steps larger than the guest are refused" \
+	"too-big.conf: workload: ws --size 3G asks for more than the guest's 1G" "the workload is named" \
+	"too-big.conf: steps: 1500M exceeds the guest's memory" "the step is named"
+refused mixed "steps mixing sizes and percentages are refused"
+refused no-workload "a scenario without a workload is refused" \
+	"workload: missing" "and says so"
+refused fixed-knob "a scenario fixing the knob it steps is refused" \
+	"fixed-knob.conf: workload.min: memory.min is the knob this scenario steps" "and says which" \
+	"fixed-knob.conf: peer.low/peer.min: set, but there is no peer workload" \
+	"as is a peer's protection without a peer"
+refused targeted-bad "a targeted-reclaim scenario with everything wrong is refused" \
+	"targeted-bad.conf:4: reclaim: 2G per request is not less than the guest's memory" \
+	"an amount larger than the guest, with file and line" \
+	"targeted-bad.conf: reclaim.every: missing" "a missing cadence" \
+	"targeted-bad.conf: competitor: missing" "a missing competitor" \
+	"targeted-bad.conf:5: peer: only for global-pressure scenarios" "a global-pressure-only key" \
+	"targeted-bad.conf:6: oom_ok: only for global-pressure scenarios" "and another"
+refused targeted-half "a cadence without an amount is refused" \
+	"targeted-half.conf: reclaim: missing" "saying so"
+refused targeted-zero "a cadence of 0 s is refused" \
+	"targeted-zero.conf:6: reclaim.every: '0' is not a number of seconds above 0" "with file and line"
+refused targeted-nothing "an amount of 0 is refused" \
+	"targeted-nothing.conf:5: reclaim: must be more than 0" "with file and line"
+refused no-such-scenario "an unknown scenario is refused" \
+	"known scenarios: bad-keys" "listing the known ones"
 for s in "$SUITE_ROOT"/bench/scenarios/*.conf; do
 	s=$(basename "$s" .conf)
 	runs "the shipped scenario $s is valid" "$BENCH" check "$s"
