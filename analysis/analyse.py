@@ -120,13 +120,13 @@ class ScenarioResult:
             return None
         return usage, mn, low
 
-    def model_fraction(self, kernel, step, cgroup=PRIMARY, low_reclaim=False, variant=None):
-        variant = variant or model.variant_of(kernel)
+    def model_fraction(self, kernel, step, cgroup=PRIMARY, low_reclaim=False, formula=None):
+        formula = formula or model.formula_of(kernel)
         p = self.protection(kernel, step, cgroup)
-        if variant is None or p is None:
+        if formula is None or p is None:
             return None
         usage, emin, elow = p
-        return model.scan_fraction(variant, usage, emin, elow, low_reclaim)
+        return model.scan_fraction(formula, usage, emin, elow, low_reclaim)
 
     def peer_ratio(self, kernel, step, key="pgscan/s"):
         """workload.slice's mean of a metric over peer.slice's: pgscan/s, or
@@ -137,13 +137,13 @@ class ScenarioResult:
             return None
         return stats.mean(a) / stats.mean(b)
 
-    def peer_ratio_model(self, kernel, step, variant=None):
+    def peer_ratio_model(self, kernel, step, formula=None):
         """The same ratio as the low-reclaim pass of the kernel's formula
         predicts it from each slice's measured usage and protection. The
         scan target is the fraction times the LRU size, so each fraction is
         weighted by its slice's measured LRU (when the run recorded it)."""
-        a = self.model_fraction(kernel, step, PRIMARY, True, variant)
-        b = self.model_fraction(kernel, step, PEER, True, variant)
+        a = self.model_fraction(kernel, step, PRIMARY, True, formula)
+        b = self.model_fraction(kernel, step, PEER, True, formula)
         if a is None or not b:
             return None
         la = stats.mean(self.values(kernel, step, "lru_pages", PRIMARY))

@@ -1,8 +1,8 @@
 """What each kernel variant's formula predicts: the fraction of a cgroup's
 LRU that one reclaim pass scans, given its usage and effective protection.
 
-The formulas are those of get_scan_count() in each variant (the README's
-table of variants gives them). Sizes may be in any one unit. The
+The formulas are those of get_scan_count() in each variant (docs/kernels.md
+has the table of variants). Sizes may be in any one unit. The
 fraction ignores the SWAP_CLUSTER_MAX (32 pages) floor, which is nothing next
 to the LRU sizes the scenarios use.
 
@@ -15,31 +15,74 @@ protection (on 6.1, or had its scanning scaled by it); direct reclaim,
 limit reclaim and memory.reclaim have it, kswapd never.
 """
 
-VARIANTS = ("control", "v1-9783aa", "v2-9de7ca", "v3-1bc63f", "patched")
+import functools
+import os
 
-# What each variant is, for legends.
+# The formulas, by the name patches/variants gives them in a variant's
+# model= word, and how legends call them.
+FORMULAS = ("cliff", "9783aa", "9de7ca", "1bc63f", "6.1")
 LABELS = {
-    "control": "cliff (control)",
-    "v1-9783aa": "9783aa9917f8",
-    "v2-9de7ca": "9de7ca46ad26",
-    "v3-1bc63f": "1bc63fb1272b",
-    "patched": "6.1 (patched)",
+    "cliff": "cliff (control)",
+    "9783aa": "9783aa9917f8",
+    "9de7ca": "9de7ca46ad26",
+    "1bc63f": "1bc63fb1272b",
+    "6.1": "6.1 (patched)",
 }
+
+SUITE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def read_variants(files=None):
+    """{variant: formula or None} from patches/variants and variants.local
+    (the files kernel.sh reads: a name, key=value words, a description).
+    A variant without a model= word has no formula (a kernel brought by
+    the user); an unknown formula is an error naming the file and line."""
+    if files is None:
+        files = (os.path.join(SUITE_ROOT, "patches", "variants"),
+                 os.environ.get("VARIANTS_LOCAL", os.path.join(SUITE_ROOT, "variants.local")))
+    variants = {}
+    for path in files:
+        try:
+            with open(path) as fh:
+                lines = fh.read().splitlines()
+        except FileNotFoundError:
+            continue
+        for n, line in enumerate(lines, 1):
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            formula = None
+            for w in words[1:]:
+                if "=" not in w:
+                    break
+                key, _, value = w.partition("=")
+                if key == "model":
+                    if value not in FORMULAS:
+                        raise ValueError(f"{path}:{n}: model={value}: not a formula "
+                                         f"(one of: {', '.join(FORMULAS)})")
+                    formula = value
+            variants[words[0]] = formula
+    return variants
+
+
+@functools.lru_cache(maxsize=None)
+def variants():
+    """The suite's variants and their formulas, read once."""
+    return read_variants()
 
 
 def _clip(x):
     return min(max(x, 0.0), 1.0)
 
 
-def scan_fraction(variant, usage, emin=0.0, elow=0.0, low_reclaim=False):
+def scan_fraction(formula, usage, emin=0.0, elow=0.0, low_reclaim=False):
     """scan / L for a cgroup of this usage and effective protection, in the
     first pass or, with low_reclaim, the low-reclaim pass.
 
-    variant: one of VARIANTS (an arm such as "patched@mglru" is not a
-    formula: MGLRU bypasses get_scan_count(), so callers map it to control).
+    formula: one of FORMULAS; formula_of() gives a kernel's.
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"no model for variant '{variant}'")
+    if formula not in FORMULAS:
+        raise ValueError(f"no formula '{formula}' (one of: {', '.join(FORMULAS)})")
     if usage < 0 or emin < 0 or elow < 0:
         raise ValueError("sizes cannot be negative")
     # Which cgroups reclaim visits is the same in every variant.
@@ -47,13 +90,13 @@ def scan_fraction(variant, usage, emin=0.0, elow=0.0, low_reclaim=False):
         return 0.0
     if usage <= elow and not low_reclaim:
         return 0.0
-    if variant == "control":
+    if formula == "cliff":
         return 1.0
-    if variant in ("v1-9783aa", "v2-9de7ca"):
+    if formula in ("9783aa", "9de7ca"):
         protection = max(emin, elow)
         if protection == 0:
             return 1.0
-        if low_reclaim and variant == "v2-9de7ca":
+        if low_reclaim and formula == "9de7ca":
             # 9de7ca46ad26 scales by the use of the range between min and
             # low; with low <= min it takes its other branch, the overage,
             # as in the first pass (not v1's usage / protection).
@@ -63,7 +106,7 @@ def scan_fraction(variant, usage, emin=0.0, elow=0.0, low_reclaim=False):
         if low_reclaim:
             return _clip(usage / protection)
         return _clip(usage / protection - 1)
-    # v3-1bc63f and patched (6.1): the same formula; 6.1 divides by usage+1
+    # 1bc63f and 6.1: the same formula; 6.1 divides by usage+1
     # (pages), which no fraction here can show.
     if low_reclaim:
         protection = emin
@@ -74,17 +117,20 @@ def scan_fraction(variant, usage, emin=0.0, elow=0.0, low_reclaim=False):
     return _clip(1 - protection / max(usage, protection))
 
 
-def variant_of(kernel):
+def formula_of(kernel, table=None):
     """The formula a kernel (arm) of a run follows, or None when the suite
-    has no model for it (a kernel brought by the user). K@mglru: MGLRU
-    reclaims without get_scan_count()'s scaling, so a cliff; K@zswap: K's
-    own formula (zswap changes where swapped pages go, not who is scanned);
-    K@norecursive: K's own formula (the scenarios protect the cgroup that
-    holds the pages itself, so the mount option changes nothing there)."""
+    has no model for it (a variant without model=, e.g. a kernel brought by
+    the user). K@mglru: MGLRU reclaims without get_scan_count()'s scaling,
+    so the cliff; K@zswap: K's own formula (zswap changes where swapped
+    pages go, not who is scanned); K@norecursive: K's own formula (the
+    scenarios protect the cgroup that holds the pages itself, so the mount
+    option changes nothing there). table: {variant: formula}, by default
+    the suite's own (variants())."""
     base, _, arm = kernel.partition("@")
-    if base not in VARIANTS:
+    formula = (variants() if table is None else table).get(base)
+    if formula is None:
         return None
-    return {"": base, "mglru": "control", "zswap": base, "norecursive": base}.get(arm)
+    return {"": formula, "mglru": "cliff", "zswap": formula, "norecursive": formula}.get(arm)
 
 
 # The selftest's hierarchy (test_memcg_protection() in
@@ -117,12 +163,11 @@ def effective_protection(usage, settings, parent_effective, recursive):
     return ep
 
 
-def selftest_split(variant, recursive=False, alpha=0.1, cluster=32 * 4 / 1024,
+def selftest_split(formula, recursive=False, alpha=0.1, cluster=32 * 4 / 1024,
                    epsilon=1e-7, limit=1000):
-    """What the children of the selftest's A/B end with under variant's
-    formula: the simulation of tools/testing/selftests/cgroup/
+    """What the children of the selftest's A/B end with under a formula: the simulation of tools/testing/selftests/cgroup/
     memcg_protection.m (the origin of the test's 29M/21M), with the scan
-    formula of each variant in place of 6.1's. Returns (C, D, E, F) in MiB.
+    formula in place of 6.1's. Returns (C, D, E, F) in MiB.
 
     Each round every child has its effective protection worked out anew
     from the current usages and loses alpha (think 0.5^priority) of its
@@ -139,7 +184,7 @@ def selftest_split(variant, recursive=False, alpha=0.1, cluster=32 * 4 / 1024,
         loss = []
         for u, e in zip(usage, prot):
             # A cgroup at (or within epsilon of) its protection is skipped.
-            r = 0.0 if u <= e + epsilon else alpha * u * scan_fraction(variant, u, elow=e)
+            r = 0.0 if u <= e + epsilon else alpha * u * scan_fraction(formula, u, elow=e)
             loss.append(max(r, cluster) if r > epsilon else 0.0)
         if not any(loss):
             break

@@ -125,10 +125,10 @@ def _mib(values):
 
 def model_cd(kernel, mount, alpha):
     """The model's C, D for kernel under mount, as text; "-" without a model."""
-    variant = model.variant_of(kernel)
-    if variant is None:
+    formula = model.formula_of(kernel)
+    if formula is None:
         return "-"
-    c, d, _, _ = model.selftest_split(variant, recursive=(mount == "recursiveprot"), alpha=alpha)
+    c, d, _, _ = model.selftest_split(formula, recursive=(mount == "recursiveprot"), alpha=alpha)
     return f"{c:.1f}, {d:.1f}M"
 
 

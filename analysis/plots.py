@@ -68,7 +68,7 @@ def _model_line(sr, ax, k):
             mx.append(_x(sr, n))
             my.append(100 * m)
     if mx:
-        v = model.variant_of(k)
+        v = model.formula_of(k)
         ax.plot(mx, my, linestyle="--", marker="x", color=colour(sr, k),
                 label=f"{k} model ({model.LABELS.get(v, v)})")
 
@@ -241,9 +241,9 @@ def selftest_cd(data, outdir, date):
                 ax.scatter([c / MIB for c, _ in pts], [d / MIB for _, d in pts], marker=marker, s=22,
                            color=col, alpha=0.7, label=f"{k} ({mount})")
                 drawn = True
-        variant = model.variant_of(k)
-        if variant:
-            c, d, _, _ = model.selftest_split(variant, alpha=0.01)
+        formula = model.formula_of(k)
+        if formula:
+            c, d, _, _ = model.selftest_split(formula, alpha=0.01)
             ax.scatter([c], [d], marker="X", s=140, color=col, edgecolors="black", linewidths=0.6)
     if not drawn:
         plt.close(fig)

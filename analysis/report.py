@@ -192,7 +192,7 @@ def scenario_section(sr, doc, plotdir, date):
               "usage and protection of the step. Deviation in percentage points.")
         rows = []
         for k in sr.kernels:
-            v = model.variant_of(k)
+            v = model.formula_of(k)
             for n in steps:
                 f, m = sr.measured_fraction(k, n), sr.model_fraction(k, n)
                 p = sr.protection(k, n)
@@ -213,7 +213,7 @@ def scenario_section(sr, doc, plotdir, date):
               f"Difference to {base} in percentage points, Welch's p.")
         rows = []
         for k in sr.kernels:
-            v = model.variant_of(k)
+            v = model.formula_of(k)
             for n in steps:
                 s = sr.summary(k, n, "scan_fraction")
                 m = sr.model_fraction(k, n)

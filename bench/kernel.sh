@@ -40,7 +40,10 @@ usage: $PROG COMMAND [ARGS]
   check-config FILE     check a kernel .config for what the guest needs
   add NAME bzimage=F config=C [DESCRIPTION]
   add NAME patches=DIR [base=VARIANT] [DESCRIPTION]
-                        register your own kernel in variants.local
+                        register your own kernel in variants.local; either
+                        form may add model=FORMULA (cliff, 9783aa, 9de7ca,
+                        1bc63f, 6.1), the formula the analysis compares it
+                        with
   path VARIANT          print the directory with VARIANT's bzImage
   export-selftests VARIANT DIR
                         copy the cgroup selftests' sources and the UAPI
@@ -623,7 +626,16 @@ cmd_add() {
 			esac
 			how="$how${how:+ }$word"
 			;;
-		*=*) usage_error "unknown key '${word%%=*}' (bzimage, config, patches, base)" ;;
+		model=*)
+			# The formulas are named once, in analysis/model.py.
+			/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import model
+sys.exit(sys.argv[2] not in model.FORMULAS)' "$SUITE_ROOT/analysis" "${word#*=}" ||
+				usage_error "model: '${word#*=}' is not a formula; one of:" \
+					"$(/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import model
+print(*model.FORMULAS)' "$SUITE_ROOT/analysis")"
+			how="$how${how:+ }$word"
+			;;
+		*=*) usage_error "unknown key '${word%%=*}' (bzimage, config, patches, base, model)" ;;
 		*) desc="$desc${desc:+ }$word" ;;
 		esac
 	done

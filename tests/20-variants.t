@@ -12,8 +12,12 @@ export BUILD_DIR=$tmp/build KOUT=$tmp/kernels VARIANTS_LOCAL=$tmp/variants.local
 
 out=$("$KERNEL" list)
 ok $? "list runs"
-for v in control v1-9783aa v2-9de7ca v3-1bc63f patched; do
-	like "$out" "^$v +series=[1-5] " "list names $v"
+# The series variants, as patches/variants names them.
+mapfile -t variants < <(awk '!/^#/ && $2 ~ /^series=/ { print $1 }' "$SUITE_ROOT/patches/variants")
+[ "${#variants[@]}" -ge 5 ]
+ok $? "patches/variants names the series variants (${#variants[@]})"
+for v in "${variants[@]}"; do
+	like "$out" "^$v +series=[0-9]+ model=" "list names $v, with its model"
 done
 
 # A config with every option the guest needs, and one without CONFIG_MEMCG.
@@ -44,6 +48,10 @@ out=$("$KERNEL" add control bzimage="$tmp/bzImage" config="$tmp/good.config" 2>&
 is "$?" 2 "a name that exists already is refused"
 out=$("$KERNEL" add mine patches="$tmp" base=no-such 2>&1)
 is "$?" 2 "an unknown base variant is refused"
+out=$("$KERNEL" add mine patches="$tmp" base=patched model=6.2 2>&1)
+is "$?" 2 "an unknown formula is refused"
+like "$out" "model: '6.2' is not a formula; one of: cliff 9783aa 9de7ca 1bc63f 6.1" \
+	"the refusal lists the formulas"
 [ ! -e "$VARIANTS_LOCAL" ]
 ok $? "nothing was written to variants.local"
 
@@ -68,6 +76,13 @@ out=$("$KERNEL" build theirs 2>&1)
 like "$out" "up to date" "building it again is a no-op"
 is "$("$KERNEL" path theirs 2> /dev/null)" "$KOUT/theirs" "path finds it"
 like "$("$KERNEL" list)" "^theirs .* yes +a test kernel" "list shows it, built, with its description"
+runs "a kernel can be registered with the formula it follows" \
+	"$KERNEL" add mine patches="$tmp" base=patched model=6.1 my patches
+like "$(cat "$VARIANTS_LOCAL")" $'^mine\tpatches=[^\t]* base=patched model=6.1\tmy patches$' \
+	"variants.local records its model"
+is "$(VARIANTS_LOCAL=$VARIANTS_LOCAL /usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import model
+print(model.formula_of("mine@mglru"), model.formula_of("mine"), model.formula_of("theirs"))' "$SUITE_ROOT/analysis")" \
+	"cliff 6.1 None" "the analysis models it by that formula, and a kernel without model= not at all"
 
 out=$("$KERNEL" path control 2>&1)
 is "$?" 1 "path of an unbuilt kernel fails"

@@ -147,38 +147,61 @@ class Model(unittest.TestCase):
                             (1.3, (1, 0.30, 0.30, 0.23, 0.23)),
                             (2.0, (1, 1, 1, 0.5, 0.5)),
                             (3.0, (1, 1, 1, 0.67, 0.67))):
-            got = [model.scan_fraction(v, ratio, 0, 1) for v in model.VARIANTS]
+            got = [model.scan_fraction(v, ratio, 0, 1) for v in model.FORMULAS]
             for g, w in zip(got, want):
                 self.assertAlmostEqual(g, w, places=2, msg=f"usage/elow {ratio}")
 
     def test_within_protection(self):
-        for v in model.VARIANTS:
+        for v in model.FORMULAS:
             self.assertEqual(model.scan_fraction(v, 0.9, 0, 1), 0)
             self.assertEqual(model.scan_fraction(v, 0.3, 0.4, 1, low_reclaim=True), 0)
 
     def test_v2_low_reclaim_with_low_below_min(self):
         # 9de7ca46ad26's low-reclaim pass with elow <= emin takes the
         # overage branch: usage 450, emin 400, elow 0 scans 450/400 - 1.
-        self.assertAlmostEqual(model.scan_fraction("v2-9de7ca", 450, emin=400, elow=0, low_reclaim=True), 0.125)
+        self.assertAlmostEqual(model.scan_fraction("9de7ca", 450, emin=400, elow=0, low_reclaim=True), 0.125)
         # v1 drops the "- L" in that pass.
-        self.assertAlmostEqual(model.scan_fraction("v1-9783aa", 450, emin=400, elow=0, low_reclaim=True), 1.0)
+        self.assertAlmostEqual(model.scan_fraction("9783aa", 450, emin=400, elow=0, low_reclaim=True), 1.0)
 
     def test_low_reclaim_with_emin(self):
         # usage/elow 0.5, emin 0.4 elow: 009 0.5, 010 0.17, 011 0.2, cliff 1.
-        got = [model.scan_fraction(v, 0.5, 0.4, 1, low_reclaim=True) for v in model.VARIANTS]
+        got = [model.scan_fraction(v, 0.5, 0.4, 1, low_reclaim=True) for v in model.FORMULAS]
         for g, w in zip(got, (1, 0.5, 0.167, 0.2, 0.2)):
             self.assertAlmostEqual(g, w, places=2)
 
     def test_arms_and_unknown(self):
-        self.assertEqual(model.variant_of("patched@mglru"), "control")
-        self.assertEqual(model.variant_of("patched@zswap"), "patched")
-        self.assertEqual(model.variant_of("v1-9783aa@norecursive"), "v1-9783aa")
-        self.assertEqual(model.variant_of("v1-9783aa"), "v1-9783aa")
-        self.assertIsNone(model.variant_of("mine"))
-        self.assertIsNone(model.variant_of("mine@zswap"))
-        self.assertIsNone(model.variant_of("patched@other"))
+        self.assertEqual(model.formula_of("patched@mglru"), "cliff")
+        self.assertEqual(model.formula_of("patched@zswap"), "6.1")
+        self.assertEqual(model.formula_of("v1-9783aa@norecursive"), "9783aa")
+        self.assertEqual(model.formula_of("v1-9783aa"), "9783aa")
+        self.assertIsNone(model.formula_of("mine"))
+        self.assertIsNone(model.formula_of("mine@zswap"))
+        self.assertIsNone(model.formula_of("patched@other"))
         with self.assertRaises(ValueError):
             model.scan_fraction("mine", 1, 0, 1)
+
+    def test_variants_file(self):
+        # The suite's variants and their formulas come from patches/variants
+        # alone: every series variant there has a model= word.
+        with open(os.path.join(ROOT, "patches", "variants")) as fh:
+            names = [line.split()[0] for line in fh if line.strip() and not line.startswith("#")]
+        self.assertEqual(sorted(model.read_variants([os.path.join(ROOT, "patches", "variants")])), sorted(names))
+        self.assertEqual(model.formula_of("v2-9de7ca"), "9de7ca")
+        # A user's kernel gets a formula by naming one; a wrong one is an
+        # error with file and line; no model= means no model.
+        with tempfile.TemporaryDirectory() as d:
+            local = os.path.join(d, "variants.local")
+            with open(local, "w") as fh:
+                fh.write("# mine\nmine\tpatches=/x base=patched model=6.1\tmy kernel\n"
+                         "theirs\tbzimage=/b config=/c\ttheirs\n")
+            table = model.read_variants([local])
+            self.assertEqual(table, {"mine": "6.1", "theirs": None})
+            self.assertEqual(model.formula_of("mine@mglru", table), "cliff")
+            self.assertIsNone(model.formula_of("theirs", table))
+            with open(local, "a") as fh:
+                fh.write("bad\tseries=1 model=6.2\tbad\n")
+            with self.assertRaisesRegex(ValueError, r"variants.local:4: model=6.2: not a formula"):
+                model.read_variants([local])
 
     def test_effective_protection(self):
         # The selftest's start: C, D claim 50 and 25 of B's 50, so 2/3 each.
@@ -196,17 +219,17 @@ class Model(unittest.TestCase):
         # The cliff: C and D lose alike until both are at 25 (where
         # c = 50c/(c + 25) and 25 = 1250/(c + 25)); in steps of 10% they
         # stop at the first 50 * 0.9^k below it, 23.9 (the cliff's model value).
-        c, d, e, f = model.selftest_split("control", alpha=0.01)
+        c, d, e, f = model.selftest_split("cliff", alpha=0.01)
         self.assertAlmostEqual(c, 25, delta=0.3)
         self.assertAlmostEqual(d, 25, delta=0.3)
         self.assertEqual((e, f), (0, 0))
-        c, d, _, _ = model.selftest_split("control")
+        c, d, _, _ = model.selftest_split("cliff")
         self.assertAlmostEqual(c, 50 * 0.9 ** 7, places=6)
         # 6.1 with upstream's steps: the 29M/21M the test expects.
-        c, d, _, _ = model.selftest_split("patched")
+        c, d, _, _ = model.selftest_split("6.1")
         self.assertAlmostEqual(c, 29, delta=0.5)
         self.assertAlmostEqual(d, 21, delta=0.5)
-        self.assertEqual(model.selftest_split("v3-1bc63f"), model.selftest_split("patched"))
+        self.assertEqual(model.selftest_split("1bc63f"), model.selftest_split("6.1"))
 
     def test_overlay_from_measured_values(self):
         sr = result("low-steps")
