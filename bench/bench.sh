@@ -96,17 +96,16 @@ workload_size() {
 	done
 }
 
-# The line number of KEY $2 in key = value file $1, or nothing.
-key_line() {
-	awk -v k="$2" '{ l = $0; sub(/^[ \t]*/, "", l) }
-		index(l, k) == 1 && substr(l, length(k) + 1) ~ /^[ \t]*=/ { print NR; exit }' "$1"
-}
-
 # Parse scenario $1 for profile $2, apply the profile, check what needs
-# several values. Prints key<TAB>value lines; fails naming file and key.
+# several values. Prints key<TAB>value lines; fails naming file, line (when
+# the key is in the file) and key.
 load_scenario() {
-	local name=$1 profile=$2 file sc key q errors=0 mem prev="" word v kind prev_kind=""
+	local name=$1 profile=$2 file sc key q errors=0 mem prev="" word v kind prev_kind="" steps_key=steps
 	file=$(scenario_file "$name")
+	refuse() {
+		kv_refuse "$file" "$@"
+		errors=$((errors + 1))
+	}
 	sc=$(parse_kv "$file" SCENARIO_KEYS) || exit "$EX_USAGE"
 	case "$profile" in
 	full) ;;
@@ -116,39 +115,33 @@ load_scenario() {
 			[ -n "$q" ] && sc=$(printf '%s\n' "$sc" | awk -F'\t' -v k="$key" -v v="$q" \
 				'BEGIN { OFS = "\t" } $1 == k { $2 = v } { print }')
 		done
+		[ -n "$(key_line "$file" quick.steps)" ] && steps_key=quick.steps
 		;;
 	*) usage_error "profile must be full or quick, not '$profile'" ;;
 	esac
 	mem=$(size_bytes "$(kv_get "$sc" memory)")
 	for key in workload steps; do
-		if [ -z "$(kv_get "$sc" "$key")" ]; then
-			echo "$file: $key: missing (it has no default)" >&2
-			errors=$((errors + 1))
-		fi
+		[ -n "$(kv_get "$sc" "$key")" ] || refuse "$key" "missing (it has no default)"
 	done
 	# The stepped knob cannot also be fixed.
 	key=workload.$(kv_get "$sc" knob)
-	if [ -n "$(kv_get "$sc" "$key")" ]; then
-		echo "$file: $key: memory.$(kv_get "$sc" knob) is the knob this scenario steps" >&2
-		errors=$((errors + 1))
-	fi
+	[ -z "$(kv_get "$sc" "$key")" ] ||
+		refuse "$key" "memory.$(kv_get "$sc" knob) is the knob this scenario steps"
 	for key in workload.low workload.min peer.low peer.min; do
 		v=$(kv_get "$sc" "$key")
 		if [ -n "$v" ] && [ "$(size_bytes "$v")" -gt "$mem" ]; then
-			echo "$file: $key: $v exceeds the guest's memory ($(kv_get "$sc" memory))" >&2
-			errors=$((errors + 1))
+			refuse "$key" "$v exceeds the guest's memory ($(kv_get "$sc" memory))"
 		fi
 	done
-	if [ -z "$(kv_get "$sc" peer)" ] && { [ "$(kv_get "$sc" peer.low)" != 0 ] || [ "$(kv_get "$sc" peer.min)" != 0 ]; }; then
-		echo "$file: peer.low/peer.min: set, but there is no peer workload" >&2
-		errors=$((errors + 1))
+	if [ -z "$(kv_get "$sc" peer)" ]; then
+		for key in peer.low peer.min; do
+			[ "$(kv_get "$sc" "$key")" = 0 ] || refuse "$key" "set, but there is no peer workload"
+		done
 	fi
 	for key in workload peer competitor; do
 		for v in $(workload_size "$(kv_get "$sc" "$key")"); do
 			if [ "$v" -ge "$mem" ]; then
-				echo "$file: $key: $(kv_get "$sc" "$key") asks for more than the guest's" \
-					"$(kv_get "$sc" memory)" >&2
-				errors=$((errors + 1))
+				refuse "$key" "$(kv_get "$sc" "$key") asks for more than the guest's $(kv_get "$sc" memory)"
 			fi
 		done
 	done
@@ -157,30 +150,19 @@ load_scenario() {
 	if [ -n "$(kv_get "$sc" reclaim)" ] || [ -n "$(kv_get "$sc" reclaim.every)" ]; then
 		v=$(kv_get "$sc" reclaim)
 		if [ -z "$v" ]; then
-			echo "$file: reclaim: missing (reclaim.every is given: how much per request?)" >&2
-			errors=$((errors + 1))
+			refuse reclaim "missing (reclaim.every is given: how much per request?)"
 		elif [ "$(size_bytes "$v")" = 0 ]; then
-			echo "$file:$(key_line "$file" reclaim): reclaim: must be more than 0" >&2
-			errors=$((errors + 1))
+			refuse reclaim "must be more than 0"
 		elif [ "$(size_bytes "$v")" -ge "$mem" ]; then
-			echo "$file:$(key_line "$file" reclaim): reclaim: $v per request is not less than" \
-				"the guest's memory ($(kv_get "$sc" memory))" >&2
-			errors=$((errors + 1))
+			refuse reclaim "$v per request is not less than the guest's memory ($(kv_get "$sc" memory))"
 		fi
-		if [ -z "$(kv_get "$sc" reclaim.every)" ]; then
-			echo "$file: reclaim.every: missing (reclaim is given: how often?)" >&2
-			errors=$((errors + 1))
-		fi
-		if [ -z "$(kv_get "$sc" competitor)" ]; then
-			echo "$file: competitor: missing (a targeted-reclaim scenario compares the workload with it)" >&2
-			errors=$((errors + 1))
-		fi
+		[ -n "$(kv_get "$sc" reclaim.every)" ] ||
+			refuse reclaim.every "missing (reclaim is given: how often?)"
+		[ -n "$(kv_get "$sc" competitor)" ] ||
+			refuse competitor "missing (a targeted-reclaim scenario compares the workload with it)"
 		for key in peer peer.low peer.min oom_ok; do
-			q=$(key_line "$file" "$key")
-			if [ -n "$q" ]; then
-				echo "$file:$q: $key: only for global-pressure scenarios, not with reclaim" >&2
-				errors=$((errors + 1))
-			fi
+			[ -z "$(key_line "$file" "$key")" ] ||
+				refuse "$key" "only for global-pressure scenarios, not with reclaim"
 		done
 	fi
 	# Steps: all percentages or all sizes, going down, within the guest.
@@ -189,23 +171,19 @@ load_scenario() {
 			kind=pct
 			v=${word%\%}
 			if awk -v v="$v" 'BEGIN { exit !(v > 200) }'; then
-				echo "$file: steps: $word is more than 200% of the workload's usage" >&2
-				errors=$((errors + 1))
+				refuse "$steps_key" "$word is more than 200% of the workload's usage"
 			fi
 		else
 			kind=size
 			v=$(size_bytes "$word")
 			if [ "$v" -gt "$mem" ]; then
-				echo "$file: steps: $word exceeds the guest's memory ($(kv_get "$sc" memory))" >&2
-				errors=$((errors + 1))
+				refuse "$steps_key" "$word exceeds the guest's memory ($(kv_get "$sc" memory))"
 			fi
 		fi
 		if [ -n "$prev_kind" ] && [ "$kind" != "$prev_kind" ]; then
-			echo "$file: steps: mixes percentages and sizes" >&2
-			errors=$((errors + 1))
+			refuse "$steps_key" "mixes percentages and sizes"
 		elif [ -n "$prev" ] && awk -v a="$prev" -v b="$v" 'BEGIN { exit !(b > a) }'; then
-			echo "$file: steps: not going down ($word after a smaller step)" >&2
-			errors=$((errors + 1))
+			refuse "$steps_key" "not going down ($word after a smaller step)"
 		fi
 		prev=$v
 		prev_kind=$kind

@@ -65,30 +65,29 @@ JOB_KEYS=(
 # key; on any error prints FILE:LINE: reason and fails.
 parse_job() {
 	local file=$1 job errors=0 mem swap disk host_mem
+	refuse() {
+		kv_refuse "$file" "$@"
+		errors=$((errors + 1))
+	}
 	job=$(parse_kv "$file" JOB_KEYS) || return
 	mem=$(size_bytes "$(kv_get "$job" memory)")
 	swap=$(size_bytes "$(kv_get "$job" swap)")
 	disk=$(size_bytes "$(kv_get "$job" disk)")
 	host_mem=$(awk '/^MemTotal:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
 	if [ "$mem" -lt $((256 * 1024 * 1024)) ]; then
-		echo "$file: memory: at least 256M is needed to boot systemd" >&2
-		errors=$((errors + 1))
+		refuse memory "at least 256M is needed to boot systemd"
 	elif [ "$mem" -gt $((host_mem - 1024 * 1024 * 1024)) ]; then
-		echo "$file: memory: $(kv_get "$job" memory) leaves this machine less than 1G" \
-			"($((host_mem / 1024 / 1024))M in all)" >&2
-		errors=$((errors + 1))
+		refuse memory "$(kv_get "$job" memory) leaves this machine less than 1G" \
+			"($((host_mem / 1024 / 1024))M in all)"
 	fi
 	if [ "$disk" -lt $((8 * 1024 * 1024 * 1024)) ]; then
-		echo "$file: disk: $(kv_get "$job" disk) is smaller than the image (8G)" >&2
-		errors=$((errors + 1))
+		refuse disk "$(kv_get "$job" disk) is smaller than the image (8G)"
 	elif [ "$swap" -gt $((disk - 2 * 1024 * 1024 * 1024)) ]; then
-		echo "$file: swap: $(kv_get "$job" swap) does not fit on the guest's disk" \
-			"($(kv_get "$job" disk), 2G of it is the system); raise disk" >&2
-		errors=$((errors + 1))
+		refuse swap "$(kv_get "$job" swap) does not fit on the guest's disk" \
+			"($(kv_get "$job" disk), 2G of it is the system); raise disk"
 	fi
 	if [ "$(kv_get "$job" timeout)" -lt 10 ]; then
-		echo "$file: timeout: $(kv_get "$job" timeout)s is too short to boot" >&2
-		errors=$((errors + 1))
+		refuse timeout "$(kv_get "$job" timeout)s is too short to boot"
 	fi
 	[ "$errors" = 0 ] || return "$EX_USAGE"
 	printf '%s\n' "$job"

@@ -189,6 +189,20 @@ parse_kv() {
 	done
 }
 
+# The line number of KEY $2 in key = value file $1, or nothing.
+key_line() {
+	awk -v k="$2" '{ l = $0; sub(/^[ \t]*/, "", l) }
+		index(l, k) == 1 && substr(l, length(k) + 1) ~ /^[ \t]*=/ { print NR; exit }' "$1"
+}
+
+# kv_refuse FILE KEY REASON...: say on stderr why KEY of key = value file
+# FILE is refused, with its line when the file has the key.
+kv_refuse() {
+	local line
+	line=$(key_line "$1" "$2")
+	echo "$1${line:+:$line}: $2: ${*:3}" >&2
+}
+
 # Value of KEY $2 in parsed key = value text $1 (the output of parse_kv).
 kv_get() {
 	printf '%s\n' "$1" | awk -F'\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }'

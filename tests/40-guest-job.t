@@ -46,17 +46,17 @@ like "$out" "job.conf:2: 'memory' is given twice" "the second place is named"
 job "memory = 100T"
 out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
 is "$?" 2 "a guest larger than this machine is refused"
-like "$out" "memory: 100T leaves this machine less than 1G" "the reason says so"
+like "$out" "job.conf:1: memory: 100T leaves this machine less than 1G" "the reason says so, with file and line"
 
 job "disk = 4G"
 out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
 is "$?" 2 "a disk smaller than the image is refused"
-like "$out" "disk: 4G is smaller than the image" "the reason says so"
+like "$out" "job.conf:1: disk: 4G is smaller than the image" "the reason says so, with file and line"
 
 job "swap = 7G"
 out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
 is "$?" 2 "swap that does not fit on the disk is refused"
-like "$out" "swap: 7G does not fit on the guest's disk \(8G" "the reason names the disk size"
+like "$out" "job.conf:1: swap: 7G does not fit on the guest's disk \(8G" "the reason names the disk size, with file and line"
 job "swap = 7G" "disk = 10G"
 "$GUEST" check-job "$tmp/job.conf" 2> /dev/null
 ok $? "with a larger disk it fits"

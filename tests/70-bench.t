@@ -34,16 +34,17 @@ refused bad-keys "a scenario with bad keys and values is refused" \
 	"bad-keys.conf:4: knob: 'medium' is not low or min" "the bad knob is named" \
 	"bad-keys.conf:5: steps: step '12Q' is neither a size" "the bad step is named"
 refused not-down "steps that do not go down are refused" \
-	"not-down.conf: steps: not going down \(90% after a smaller step\)" "and the step is named"
+	"not-down.conf:3: steps: not going down \(90% after a smaller step\)" "and the step is named, with file and line"
 refused too-big "a workload and steps larger than the guest are refused" \
-	"too-big.conf: workload: ws --size 3G asks for more than the guest's 1G" "the workload is named" \
-	"too-big.conf: steps: 1500M exceeds the guest's memory" "the step is named"
-refused mixed "steps mixing sizes and percentages are refused"
+	"too-big.conf:2: workload: ws --size 3G asks for more than the guest's 1G" "the workload is named, with file and line" \
+	"too-big.conf:4: steps: 1500M exceeds the guest's memory" "the step is named, with file and line"
+refused mixed "steps mixing sizes and percentages are refused" \
+	"mixed.conf:3: steps: mixes percentages and sizes" "with file and line"
 refused no-workload "a scenario without a workload is refused" \
 	"workload: missing" "and says so"
 refused fixed-knob "a scenario fixing the knob it steps is refused" \
-	"fixed-knob.conf: workload.min: memory.min is the knob this scenario steps" "and says which" \
-	"fixed-knob.conf: peer.low/peer.min: set, but there is no peer workload" \
+	"fixed-knob.conf:5: workload.min: memory.min is the knob this scenario steps" "and says which, with file and line" \
+	"fixed-knob.conf:6: peer.low: set, but there is no peer workload" \
 	"as is a peer's protection without a peer"
 refused targeted-bad "a targeted-reclaim scenario with everything wrong is refused" \
 	"targeted-bad.conf:4: reclaim: 2G per request is not less than the guest's memory" \
