@@ -1,5 +1,5 @@
 """Read a bench run's result directory: results/RUN/ with run.json,
-manifest.tsv and SCENARIO/KERNEL/rN/ job directories (see the README).
+manifest.tsv and SCENARIO/KERNEL/rN/ job directories (docs/formats.md).
 
 Nothing here boots or writes anything. Files that are missing or damaged
 raise RunError naming the file (and line), or, where a run can still be

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Print the seed-009-style tables of a bench run from its raw files.
+"""Print the per-step tables of a bench run from its raw files (laid out
+like the table in upstream 9783aa9917f8's commit message).
 
 usage: table.py RUN_DIR [BASELINE_KERNEL]
 

@@ -36,7 +36,8 @@ usage: $PROG COMMAND [ARGS]
   table RUN_DIR              the pass/fail/skip table of a run
 
 A kernel may be an arm: K@mglru runs the tests with MGLRU on, K@zswap with
-zswap on (swap writes end at once; see the README on test_memcg_swap_max).
+zswap on (swap writes end at once; docs/results/2026-12-03-selftests.md says
+why test_memcg_swap_max needs it).
 EOF2
 }
 

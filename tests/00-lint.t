@@ -35,6 +35,23 @@ for t in bench test check deps kernels kernel; do
 	like "$help" "^  $t " "make help has the $t target"
 done
 
+# The documents stand on their own: every relative link in README.md and
+# docs/ names a file in the repository, and no tracked file points outside it.
+mapfile -t docs < <(ls README.md docs/*.md docs/results/*.md)
+[ "${#docs[@]}" -ge 5 ]
+ok $? "the documents are found (${#docs[@]})"
+for d in "${docs[@]}"; do
+	bad=""
+	while read -r link; do
+		link=${link%%#*}
+		[ -z "$link" ] && continue
+		[ -e "$(dirname "$d")/$link" ] || bad="$bad $link"
+	done < <(grep -o '](\([^)]*\))' "$d" | sed 's/^](//; s/)$//' | grep -v '^[a-z]*://')
+	is "$bad" "" "every relative link in $d resolves"
+done
+outside=$(git grep -l -e '\.\./shared' -e 'DESIGN\.md' -- ':!tests/00-lint.t' 2> /dev/null)
+is "$outside" "" "no tracked file points at ../shared or a design file outside the repository"
+
 git check-ignore -q build/obj/x.o
 ok $? "git ignores build/"
 git check-ignore -q results/run/x.csv

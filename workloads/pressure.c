@@ -6,7 +6,8 @@
  *
  * Streaming a file much larger than memory once per pass mostly recycles its
  * own use-once pages; re-reading a file that fits in memory beside the
- * workload makes both working sets compete (see DESIGN notes).
+ * workload makes both working sets compete: that is the pressure under which
+ * protection shows (docs/scenarios.md).
  */
 #include <getopt.h>
 #include <stdio.h>

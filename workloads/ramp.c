@@ -2,8 +2,9 @@
 /*
  * ramp: hold anonymous memory that grows by a step every --every seconds and
  * is re-dirtied each time (like stress --vm-keep), until told to stop, until
- * a maximum, or until the kernel kills it. Seed 009's second test: does
- * proportional protection cause premature OOMs?
+ * a maximum, or until the kernel kills it. The second test in upstream
+ * 9783aa9917f8's commit message: does proportional protection cause
+ * premature OOMs?
  *
  * How far it got is written after every step to --report (atomically), so it
  * is known even when the OOM killer ends the process.
