@@ -6,9 +6,10 @@ p-values beyond what chance gives.
 
 usage: compare.py RUN_A RUN_B [--metric KEY]
 
-KEY is a per-window metric: pgscan/s (default), pgsteal/s, refaults/s,
-pgmajfault/s, psi_some%, psi_full%, memory.current, scan_share%, app_rate,
-scanned/s, lru_pages, or scan_fraction (in %, compared as B - A in
+KEY is a per-window metric of the registry in metrics.py (METRICS):
+pgscan/s (default), scanned/s, pgsteal/s, refaults/s, pgmajfault/s,
+psi_some%, psi_full%, memory.current, lru_pages, scan_share%, app_rate,
+events.low, events.oom_kill, or scan_fraction (in %, compared as B - A in
 points).
 """
 import argparse
@@ -18,20 +19,16 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import analyse  # noqa: E402
+import metrics  # noqa: E402
 import rundata  # noqa: E402
 import stats  # noqa: E402
 
-METRICS = ("pgscan/s", "pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "psi_full%",
-           "memory.current", "scan_share%", "app_rate", "scanned/s", "lru_pages", "scan_fraction")
-# Fractions: shown in %, compared as a difference in points, not a ratio.
-FRACTIONS = ("scan_fraction",)
 
 
 def compare(a_dir, b_dir, metric="pgscan/s"):
     """(rows, notes): rows of [scenario, kernel, step, A, B, B % of A (or,
     for a fraction, B - A in points), p]."""
-    if metric not in METRICS:
-        raise ValueError(f"unknown metric '{metric}' (one of: {', '.join(METRICS)})")
+    m = metrics.metric(metric)
     a = {sr.scenario: sr for sr in analyse.analyse(rundata.Run(a_dir))}
     b = {sr.scenario: sr for sr in analyse.analyse(rundata.Run(b_dir))}
     rows, notes = [], []
@@ -51,16 +48,15 @@ def compare(a_dir, b_dir, metric="pgscan/s"):
                     continue
                 xa, xb = sa.values(k, n, metric), sb.values(k, n, metric)
                 w = stats.welch(xa, xb)
-                if metric in FRACTIONS:
-                    cells = [stats.text(stats.summary(x), 100, 1, "%") for x in (xa, xb)]
+                cells = [stats.text(stats.summary(x), m.scale, m.digits, m.unit) for x in (xa, xb)]
+                if m.compare == "points":
                     cells.append("n/a" if not xa or not xb else
-                                 f"{100 * (stats.mean(xb) - stats.mean(xa)):+.1f} points")
+                                 f"{m.scale * (stats.mean(xb) - stats.mean(xa)):+.1f} points")
                 else:
                     pct = None
-                    if xa and xb and stats.mean(xa) >= 1:
+                    if xa and xb and stats.mean(xa) * m.scale >= 1:
                         pct = 100 * stats.mean(xb) / stats.mean(xa)
-                    cells = [stats.text(stats.summary(xa)), stats.text(stats.summary(xb)),
-                             "n/a" if pct is None else f"{pct:.0f}%"]
+                    cells.append("n/a" if pct is None else f"{pct:.0f}%")
                 rows.append([scenario, k, sa.steps[n].requested] + cells + [
                              "-" if w is None else ("<0.001" if w[2] < 0.001 else f"{w[2]:.3f}")])
     return rows, notes
@@ -79,7 +75,7 @@ def main(argv):
         return 2
     print(f"A = {args.a}\nB = {args.b}\nthe workload's {args.metric}, mean ± 95% CI (repeats)\n")
     head = ["scenario", "kernel", "step", "A", "B",
-            "B - A" if args.metric in FRACTIONS else "B % of A", "p"]
+            "B - A" if metrics.metric(args.metric).compare == "points" else "B % of A", "p"]
     stats.print_table(head, rows)
     small = sum(1 for r in rows if r[-1] not in ("-",) and (r[-1] == "<0.001" or float(r[-1]) < 0.05))
     tested = sum(1 for r in rows if r[-1] != "-")

@@ -8,6 +8,8 @@ between samples longer than 2.5 sampling intervals are reported as problems;
 a rate is then taken over the intervals that are sound, never across them.
 """
 
+import collections
+
 # name: (source, keys summed, unit of the per-second rate)
 COUNTERS = {
     "pgscan": ("memory.stat", ("pgscan",)),
@@ -29,6 +31,43 @@ PAGE = 4096
 APP_RATES = (("pages_touched", "touch/s"), ("bytes", "bytes/s"))
 
 GAP_FACTOR = 2.5
+
+
+class Metric(collections.namedtuple("Metric", "name label scale digits unit compare")):
+    """A per-window number of a cgroup, as window() stores it under name:
+    label for tables, shown times scale with digits decimals and unit;
+    compare says how two runs compare it: "ratio" (B as % of A) or
+    "points" (a fraction: B - A in percentage points)."""
+
+
+MIB = 2 ** 20
+# The registry: every per-window metric the comparisons and the report
+# know, in the order the report shows them. window() computes them.
+METRICS = (
+    Metric("pgscan/s", "pgscan/s", 1, 0, "", "ratio"),
+    Metric("scanned/s", "pgscan + pgrefill/s", 1, 0, "", "ratio"),
+    Metric("pgsteal/s", "pgsteal/s", 1, 0, "", "ratio"),
+    Metric("refaults/s", "refaults/s", 1, 0, "", "ratio"),
+    Metric("pgmajfault/s", "pgmajfault/s", 1, 1, "", "ratio"),
+    Metric("psi_some%", "PSI some %", 1, 1, "", "ratio"),
+    Metric("psi_full%", "PSI full %", 1, 1, "", "ratio"),
+    Metric("memory.current", "memory.current", 1 / MIB, 0, "M", "ratio"),
+    Metric("lru_pages", "LRU pages", 1, 0, "", "ratio"),
+    Metric("scan_share%", "share of all scanning", 1, 1, "%", "ratio"),
+    Metric("app_rate", "workload rate", 1, 0, "", "ratio"),
+    Metric("events.low", "low events", 1, 0, "", "ratio"),
+    Metric("events.oom_kill", "oom_kill", 1, 0, "", "ratio"),
+    Metric("scan_fraction", "scan fraction", 100, 1, "%", "points"),
+)
+_BY_NAME = {m.name: m for m in METRICS}
+
+
+def metric(name):
+    """The registry's Metric called name, or ValueError listing them."""
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise ValueError(f"unknown metric '{name}' (one of: {', '.join(_BY_NAME)})") from None
 
 
 class Window:

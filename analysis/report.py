@@ -17,6 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import analyse  # noqa: E402
+import metrics  # noqa: E402
 import model  # noqa: E402
 import peers  # noqa: E402
 import plots  # noqa: E402
@@ -24,6 +25,9 @@ import stats  # noqa: E402
 import rundata  # noqa: E402
 
 MIB = 2 ** 20
+# The per-step table: these metrics of the registry (metrics.METRICS).
+STEP_METRICS = ("pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "psi_full%", "memory.current",
+                "scan_share%", "app_rate", "events.low", "events.oom_kill")
 
 
 def fmt(v, digits=0, unit=""):
@@ -168,21 +172,21 @@ def scenario_section(sr, doc, plotdir, date):
     doc.table(header, rows)
 
     doc.h(3, "Per step, mean over repeats")
-    header = ["kernel", knob, "pgsteal/s", "refaults/s", "pgmajfault/s", "PSI some %", "PSI full %",
-              "memory.current", "share of all scanning", "workload rate", "low events", "oom_kill"]
+    shown = [metrics.metric(name) for name in STEP_METRICS]
+    header = ["kernel", knob] + [m.label for m in shown]
     rows = []
     for k in sr.kernels:
         for n in steps:
-            s = {key: sr.summary(k, n, key)["mean"] for key in
-                 ("pgsteal/s", "refaults/s", "pgmajfault/s", "psi_some%", "psi_full%", "memory.current",
-                  "scan_share%", "app_rate", "events.low", "events.oom_kill")}
             ws = sr.windows[analyse.PRIMARY].get(k, {}).get(n, [])
-            unit = next((w["app_unit"] for w in ws if w["app_unit"]), "")
-            rows.append([k, sr.steps[n].requested, fmt(s["pgsteal/s"]), fmt(s["refaults/s"]),
-                         fmt(s["pgmajfault/s"], 1), fmt(s["psi_some%"], 1), fmt(s["psi_full%"], 1),
-                         fmt(s["memory.current"] and s["memory.current"] / MIB, 0, "M"),
-                         fmt(s["scan_share%"], 1, "%"), f"{fmt(s['app_rate'])} {unit}".strip(),
-                         fmt(s["events.low"]), fmt(s["events.oom_kill"])])
+            row = [k, sr.steps[n].requested]
+            for m in shown:
+                v = sr.summary(k, n, m.name)["mean"]
+                cell = fmt(None if v is None else v * m.scale, m.digits, m.unit)
+                if m.name == "app_rate":
+                    # The workload's own unit: pages touched or bytes a second.
+                    cell = f"{cell} {next((w['app_unit'] for w in ws if w['app_unit']), '')}".strip()
+                row.append(cell)
+            rows.append(row)
     doc.table(header, rows)
 
     if sr.unprotected_step() is not None and len(steps) > 1:

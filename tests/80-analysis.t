@@ -389,6 +389,19 @@ class Outputs(unittest.TestCase):
         self.assertEqual(half, [["low-reclaim", "patched", "50%", "50.0 ± 6.5% (2)", "50.0 ± 6.5% (2)",
                                  "+0.0 points", "1.000"]])
 
+    def test_metric_registry(self):
+        # Every metric of the registry is computed for the fixture's windows
+        # (some value in some step), so compare and the report can use it.
+        runs = analyse.analyse(rundata.Run(FIX))
+        for m in metrics.METRICS:
+            seen = [v for sr in runs for k in sr.kernels for n in sr.steps
+                    for v in sr.values(k, n, m.name) if v is not None]
+            self.assertTrue(seen, f"{m.name}: in the registry, but no window has it")
+            rows, _ = compare.compare(FIX, FIX, m.name)
+            self.assertTrue(rows, m.name)
+        with self.assertRaisesRegex(ValueError, r"unknown metric 'speed' \(one of: pgscan/s, "):
+            metrics.metric("speed")
+
 
 class Peers(unittest.TestCase):
     def test_tap_parsing(self):
