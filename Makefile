@@ -18,8 +18,8 @@ KERNEL_SH := bench/kernel.sh
 CC := gcc
 BENCH_CFLAGS := -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE
 BIN := build/bin
-COMMON_SRCS := workloads/common.c bench/cgutil.c
-COMMON_HDRS := workloads/common.h bench/cgutil.h
+COMMON_SRCS := workloads/common.c workloads/cgutil.c
+COMMON_HDRS := workloads/common.h workloads/cgutil.h
 LOAD_SRCS := workloads/main.c workloads/region.c workloads/ws.c \
 	workloads/pressure.c workloads/ramp.c workloads/reclaim.c $(COMMON_SRCS)
 LOAD_HDRS := workloads/workloads.h workloads/region.h $(COMMON_HDRS)
@@ -132,9 +132,9 @@ $(BIN)/bench-load: $(LOAD_SRCS) $(LOAD_HDRS)
 	@mkdir -p $(BIN)
 	$(if $(filter 1,$(V)),,@echo "  CC      $@";)$(CC) $(BENCH_CFLAGS) -o $@ $(LOAD_SRCS) -lm
 
-$(BIN)/bench-collect: bench/collector.c $(COMMON_SRCS) $(COMMON_HDRS)
+$(BIN)/bench-collect: workloads/collector.c $(COMMON_SRCS) $(COMMON_HDRS)
 	@mkdir -p $(BIN)
-	$(if $(filter 1,$(V)),,@echo "  CC      $@";)$(CC) $(BENCH_CFLAGS) -o $@ bench/collector.c $(COMMON_SRCS) -lm
+	$(if $(filter 1,$(V)),,@echo "  CC      $@";)$(CC) $(BENCH_CFLAGS) -o $@ workloads/collector.c $(COMMON_SRCS) -lm
 
 $(BIN)/test_%: tests/c/test_%.c tests/c/tap.h $(COMMON_SRCS) $(COMMON_HDRS)
 	@mkdir -p $(BIN)

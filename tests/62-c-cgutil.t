@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Unit tests of bench/cgutil.c (the one module that reads cgroupfs and
+# Unit tests of workloads/cgutil.c (the one module that reads cgroupfs and
 # /proc), run under valgrind on files the test writes itself.
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/lib/tap.sh"

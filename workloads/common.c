@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "common.h"
-#include "../bench/cgutil.h"
+#include "cgutil.h"
 
 const char *prog_name = "bench";
 volatile sig_atomic_t stop_requested;

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../bench/cgutil.h"
+#include "cgutil.h"
 #include "common.h"
 
 struct reclaim_opts {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests for bench/cgutil.c, on files this test writes itself. */
+/* Unit tests for workloads/cgutil.c, on files this test writes itself. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "tap.h"
-#include "../../bench/cgutil.h"
+#include "../../workloads/cgutil.h"
 
 struct seen {
 	char keys[16][32];

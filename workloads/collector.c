@@ -7,7 +7,7 @@
  *
  *   # bench-collect schema=1 interval_s=1 cgroup_root=... proc_root=...
  *   time_s,step,cgroup,source,key,value
- *   1.000,low-800M,workload.slice,memory.stat,pgscan,12345
+ *   1.000,s3,workload.slice,memory.stat,pgscan,12345
  *
  * time_s   seconds since the collector started (monotonic clock)
  * step     the first line of --step-file at that sample, or "-"
@@ -15,7 +15,9 @@
  * source   the file: memory.stat, memory.events, memory.events.local,
  *          memory.current, memory.peak, memory.low, memory.min, memory.high,
  *          memory.max, memory.swap.current, memory.pressure, vmstat,
- *          pressure.memory; or "_status" for a file that could not be read
+ *          pressure.memory; "app" for an --app NAME=FILE counter file
+ *          (NAME in the cgroup column); or "_status" for a file that could
+ *          not be read
  * key      the counter ("pgscan", "some_total"); "value" for one-value files;
  *          for _status, the file that failed
  * value    the number as the kernel printed it ("max" for an unset limit);
@@ -30,7 +32,7 @@
 #include <sys/resource.h>
 
 #include "cgutil.h"
-#include "../workloads/common.h"
+#include "common.h"
 
 #define SCHEMA_VERSION	1
 #define STEP_MAX	64
