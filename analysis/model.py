@@ -71,6 +71,30 @@ def variants():
     return read_variants()
 
 
+def read_arms(path=None):
+    """{arm: formula, or "variant" for the variant's own} from bench/arms
+    (a name, the job keys it sets, model=F, a description)."""
+    path = path or os.path.join(SUITE_ROOT, "bench", "arms")
+    arms = {}
+    with open(path) as fh:
+        for n, line in enumerate(fh.read().splitlines(), 1):
+            words = line.split()
+            if not words or words[0].startswith("#"):
+                continue
+            model = next((w[len("model="):] for w in words[1:] if w.startswith("model=")), None)
+            if model != "variant" and model not in FORMULAS:
+                raise ValueError(f"{path}:{n}: arm {words[0]}: model={model}: say variant or one of: "
+                                 f"{', '.join(FORMULAS)}")
+            arms[words[0]] = model
+    return arms
+
+
+@functools.lru_cache(maxsize=None)
+def arms():
+    """The suite's arms and their models, read once."""
+    return read_arms()
+
+
 def _clip(x):
     return min(max(x, 0.0), 1.0)
 
@@ -117,20 +141,23 @@ def scan_fraction(formula, usage, emin=0.0, elow=0.0, low_reclaim=False):
     return _clip(1 - protection / max(usage, protection))
 
 
-def formula_of(kernel, table=None):
+def formula_of(kernel, table=None, arm_table=None):
     """The formula a kernel (arm) of a run follows, or None when the suite
     has no model for it (a variant without model=, e.g. a kernel brought by
-    the user). K@mglru: MGLRU reclaims without get_scan_count()'s scaling,
-    so the cliff; K@zswap: K's own formula (zswap changes where swapped
-    pages go, not who is scanned); K@norecursive: K's own formula (the
-    scenarios protect the cgroup that holds the pages itself, so the mount
-    option changes nothing there). table: {variant: formula}, by default
-    the suite's own (variants())."""
+    the user, or an unknown arm). An arm's model= in bench/arms says which:
+    K@mglru the cliff (MGLRU reclaims without get_scan_count()'s scaling);
+    K@zswap and K@norecursive K's own (zswap changes where swapped pages
+    go, not who is scanned; the scenarios protect the cgroup that holds the
+    pages itself, so the mount option changes nothing there). table:
+    {variant: formula}, arm_table: {arm: model}, by default the suite's."""
     base, _, arm = kernel.partition("@")
     formula = (variants() if table is None else table).get(base)
     if formula is None:
         return None
-    return {"": formula, "mglru": "cliff", "zswap": formula, "norecursive": formula}.get(arm)
+    if not arm:
+        return formula
+    model = (arms() if arm_table is None else arm_table).get(arm)
+    return formula if model == "variant" else model
 
 
 # The selftest's hierarchy (test_memcg_protection() in

@@ -199,18 +199,17 @@ scenario_seconds() {
 }
 
 # Write the job file and the guest's scenario.env for scenario text $1 into
-# $2, for kernel (arm) $3.
+# $2. An arm's job keys are guest.sh's to apply (bench/arms).
 write_job() {
-	local sc=$1 dir=$2 kernel=$3 key v
+	local sc=$1 dir=$2 key v
 	{
 		echo "# Made by bench.sh from scenario '$(kv_get "$sc" description)'"
 		echo "memory = $(kv_get "$sc" memory)"
 		echo "cpus = $(kv_get "$sc" cpus)"
 		echo "swap = $(kv_get "$sc" swap)"
-		echo "lru_gen = $(arm_switch mglru "$kernel" "$(kv_get "$sc" lru_gen)")"
-		echo "zswap = $(arm_switch zswap "$kernel" "$(kv_get "$sc" zswap)")"
-		# The arm K@norecursive switches memory_recursiveprot off.
-		echo "recursiveprot = $([ "$(arm_switch norecursive "$kernel" off)" = on ] && echo off || echo on)"
+		echo "lru_gen = $(kv_get "$sc" lru_gen)"
+		echo "zswap = $(kv_get "$sc" zswap)"
+		echo "recursiveprot = on"
 		echo "timeout = $(($(scenario_seconds "$sc") + JOB_SLACK))"
 		echo "command = bench-scenario"
 	} > "$dir/job.conf"
@@ -272,7 +271,7 @@ run_one() {
 	rm -rf "$dir"
 	mkdir -p "$(dirname "$dir")"
 	tmp=$(mktemp -d "$run/.job.XXXXXX")
-	write_job "$sc" "$tmp" "$kernel"
+	write_job "$sc" "$tmp"
 	cp "$SCENARIO_DIR/$scenario.conf" "$tmp/scenario.conf"
 	# A guest that never reached the agent failed to boot: nothing was
 	# measured. Keep that attempt aside (the analysis ignores it) and boot
@@ -280,7 +279,7 @@ run_one() {
 	for attempt in "" " (2nd boot)"; do
 		rc=0
 		LOG_KERNEL="$kernel" LOG_TAG="$scenario r$repeat${tag:+ $tag}$attempt" \
-			"$GUEST" run "$(arm_kernel "$kernel")" "$tmp/job.conf" "$dir" \
+			"$GUEST" run "$kernel" "$tmp/job.conf" "$dir" \
 			--with "$tmp/scenario.env" --with "$tmp/scenario.conf" || rc=$?
 		if [ "$rc" = 0 ] || [ -f "$dir/guest/agent-started" ] || [ -n "$attempt" ]; then
 			break

@@ -28,7 +28,9 @@ usage: $PROG COMMAND [ARGS]
   run KERNEL JOB RUNDIR [--dry-run] [--with FILE]...
                     boot KERNEL, run the job file JOB, leave everything in
                     RUNDIR (which must not exist, or be empty); each --with
-                    FILE is copied into the guest's share (/mnt/job)
+                    FILE is copied into the guest's share (/mnt/job).
+                    KERNEL may be an arm, K@ARM: variant K with the job
+                    keys bench/arms gives ARM (RUNDIR/job.conf has them)
   shell KERNEL [--dry-run] [key=value...]
                     boot KERNEL to a root shell on this terminal
   check-job JOB     validate a job file without booting anything
@@ -262,13 +264,15 @@ write_result() {
 }
 
 write_meta() {
-	local rundir=$1 kernel=$2 kdir=$3 accel=$4 job=$5 guest
+	local rundir=$1 kernel=$2 kdir=$3 accel=$4 job=$5 arm=$6 guest
 	guest=$rundir/guest/out/guest-meta.json
 	{
 		echo "{"
 		echo "  \"schema\": 1,"
 		echo "  \"suite_version\": $(json_str "$(git -C "$SUITE_ROOT" describe --always --dirty 2> /dev/null || echo unknown)"),"
-		echo "  \"kernel\": $(json_str "$kernel"),"
+		echo "  \"kernel\": $(json_str "$kernel${arm:+@$arm}"),"
+		echo "  \"variant\": $(json_str "$kernel"),"
+		echo "  \"arm\": $(json_str "$arm"),"
 		echo "  \"kernel_manifest\": $(cat "$kdir/manifest.json" 2> /dev/null || echo null),"
 		echo "  \"rootfs_hash\": $(json_str "$(cat "$(dirname "$ROOTFS")/rootfs.hash" 2> /dev/null || echo unknown)"),"
 		echo "  \"accelerator\": $(json_str "$accel"),"
@@ -289,7 +293,7 @@ write_meta() {
 
 cmd_run() {
 	local kernel=$1 jobfile=$2 rundir=$3 dry="" job kdir accel mem cpus timeout
-	local start pid agent=null elapsed verdict detail status rc qemu_rc f progress="" p
+	local start pid agent=null elapsed verdict detail status rc qemu_rc f progress="" p arm=""
 	local -a with=()
 	shift 3
 	while [ $# -gt 0 ]; do
@@ -307,6 +311,19 @@ cmd_run() {
 		shift
 	done
 	job=$(parse_job "$jobfile") || exit "$EX_USAGE"
+	# K@ARM: variant K, with the job keys bench/arms gives ARM.
+	arm_check "$kernel"
+	arm=$(arm_of "$kernel")
+	kernel=$(arm_kernel "$kernel")
+	if [ -n "$arm" ]; then
+		applied=$(mktemp "${TMPDIR:-/tmp}/job-with-arm-$arm.XXXXXX")
+		arm_apply "$kernel@$arm" < "$jobfile" > "$applied"
+		job=$(parse_job "$applied") || {
+			rm -f "$applied"
+			usage_error "arm '$arm' (bench/arms) sets a job key this job cannot take"
+		}
+		jobfile=$applied
+	fi
 	kdir=$(kernel_dir "$kernel")
 	need_rootfs
 	mem=$(size_bytes "$(kv_get "$job" memory)")
@@ -316,6 +333,7 @@ cmd_run() {
 		qemu_command job "$kdir/bzImage" "$(pick_accel "$kdir/bzImage")" "$mem" "$cpus" \
 			"$rundir/disk.qcow2" "$rundir/guest" "$rundir/console.log" \
 			"$(kv_get "$job" cmdline)" | print_command
+		[ -z "$arm" ] || rm -f "$jobfile"
 		return 0
 	fi
 	if [ -e "$rundir" ] && [ -n "$(ls -A "$rundir")" ]; then
@@ -324,13 +342,14 @@ cmd_run() {
 	mkdir -p "$rundir/guest"
 	rundir=$(cd "$rundir" && pwd)
 	cp "$jobfile" "$rundir/job.conf"
+	[ -z "$arm" ] || rm -f "$jobfile"
 	job_env "$job" | write_atomic "$rundir/guest/job.env"
 	for f in "${with[@]}"; do
 		cp "$f" "$rundir/guest/"
 	done
 	# How the log names the kernel: the caller may say more than the
 	# variant (an arm such as patched@mglru).
-	local name=${LOG_KERNEL:-$kernel}
+	local name=${LOG_KERNEL:-$kernel${arm:+@$arm}}
 	accel=$(pick_accel "$kdir/bzImage")
 	make_overlay "$rundir/disk.qcow2" "$(size_bytes "$(kv_get "$job" disk)")"
 	qemu_command job "$kdir/bzImage" "$accel" "$mem" "$cpus" "$rundir/disk.qcow2" \
@@ -406,7 +425,7 @@ cmd_run() {
 		rc=$EX_NOSTATUS
 	fi
 	write_result "$rundir" "$verdict" "$detail" "$elapsed" "$agent"
-	write_meta "$rundir" "$kernel" "$kdir" "$accel" "$job"
+	write_meta "$rundir" "$kernel" "$kdir" "$accel" "$job" "$arm"
 	if [ "$rc" = 0 ]; then
 		log "[$name] ok in ${elapsed}s"
 	else

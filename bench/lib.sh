@@ -208,36 +208,65 @@ kv_get() {
 	printf '%s\n' "$1" | awk -F'\t' -v k="$2" '$1 == k { sub(/^[^\t]*\t/, ""); print; exit }'
 }
 
-# A kernel to run is a variant, optionally with an arm that switches one
-# thing in the guest whatever the job says: K@mglru (MGLRU on, which
-# reclaims without get_scan_count()'s protection scaling), K@zswap (swap
-# pages are stored compressed in RAM, so their writes end at once) and
-# K@norecursive (cgroup2 remounted without memory_recursiveprot, so only
-# protection set on a cgroup itself protects it).
-ARMS=(mglru zswap norecursive)
+# A kernel to run is a variant, optionally with an arm: K@ARM runs K with
+# the job keys bench/arms gives ARM, whatever the job says.
+ARMS_FILE=${ARMS_FILE:-$SUITE_ROOT/bench/arms}
+
+# name<TAB>job keys<TAB>model<TAB>description for each arm of bench/arms.
+arm_table() {
+	awk '!/^[ \t]*(#|$)/ {
+		keys = ""; model = ""; desc = ""
+		for (i = 2; i <= NF; i++) {
+			if (desc == "" && $i ~ /^model=/) model = substr($i, 7)
+			else if (desc == "" && $i ~ /=/) keys = keys (keys == "" ? "" : " ") $i
+			else desc = desc (desc == "" ? "" : " ") $i
+		}
+		printf "%s\t%s\t%s\t%s\n", $1, keys, model, desc
+	}' "$ARMS_FILE"
+}
+
+arm_names() {
+	arm_table | cut -f1
+}
 
 # The variant behind kernel $1.
 arm_kernel() {
 	echo "${1%%@*}"
 }
 
+# The arm of kernel $1, or nothing.
+arm_of() {
+	case "$1" in *@*) echo "${1#*@}" ;; esac
+}
+
 # Fails with a usage error unless $1 is a variant name or K@ARM.
 arm_check() {
 	case "$1" in
 	*@*)
-		[ -n "${1%%@*}" ] && [[ " ${ARMS[*]} " == *" ${1#*@} "* ]] && return 0
-		usage_error "kernel '$1': an arm is one of: ${ARMS[*]/#/K@}"
+		[ -n "${1%%@*}" ] && arm_names | grep -qxF -- "${1#*@}" && return 0
+		usage_error "kernel '$1': an arm is one of: $(arm_names | sed 's/^/K@/' | paste -sd ' ')"
 		;;
 	esac
 	return 0
 }
 
-# What a guest switch is for kernel $2: "on" when it is the arm K@$1 that
-# switches it, else $3, what the job asks for. Switches: mglru for lru_gen,
-# zswap for zswap.
-arm_switch() {
-	case "$2" in
-	*@"$1") echo on ;;
-	*) echo "$3" ;;
-	esac
+# arm_apply KERNEL: copy a job file from stdin to stdout with the job keys
+# of KERNEL's arm set: a key the file has gets the arm's value, one it has
+# not is added. A plain variant changes nothing.
+arm_apply() {
+	local arm keys
+	arm=$(arm_of "$1")
+	[ -n "$arm" ] && keys=$(arm_table | awk -F'\t' -v a="$arm" '$1 == a { print $2 }')
+	awk -v keys="${keys:-}" '
+		BEGIN {
+			n = split(keys, w, " ")
+			for (i = 1; i <= n; i++) { k = substr(w[i], 1, index(w[i], "=") - 1); v[k] = substr(w[i], index(w[i], "=") + 1); order[i] = k }
+		}
+		{
+			line = $0; sub(/^[ \t]*/, "", line)
+			k = line; sub(/[ \t]*=.*/, "", k)
+			if (line !~ /^#/ && index(line, "=") && (k in v)) { print k " = " v[k]; done[k] = 1; next }
+			print
+		}
+		END { for (i = 1; i <= n; i++) if (!(order[i] in done)) print order[i] " = " v[order[i]] }'
 }

@@ -164,11 +164,11 @@ cmd_run() {
 			echo "cpus = 2"
 			echo "swap = 1G"
 			echo "timeout = $((60 + 2 * repeat * 300))"
-			echo "lru_gen = $(arm_switch mglru "$k" off)"
-			echo "zswap = $(arm_switch zswap "$k" off)"
+			echo "lru_gen = off"
+			echo "zswap = off"
 			echo "command = sh /mnt/job/selftests.sh $repeat"
 		} > "$tmp/job.conf"
-		LOG_KERNEL="$k" LOG_TAG="selftests" "$GUEST" run "$v" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
+		LOG_TAG="selftests" "$GUEST" run "$k" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
 			--with "$tmp/test_memcontrol" --with "$tmp/manifest.json" || failed=$((failed + 1))
 		rm -rf "$tmp"
 	done

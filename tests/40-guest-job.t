@@ -154,6 +154,30 @@ verdict_is "$tmp/r-missing" $? 7 qemu-error "could not be started" "QEMU that do
 QEMU=$tmp/qemu-quiet "$GUEST" run control "$tmp/job.conf" "$tmp/r-quiet" > /dev/null 2>&1
 verdict_is "$tmp/r-quiet" $? 6 no-status "powered off without a status" "a guest that stops silently"
 
+# An arm: K@ARM runs variant K with bench/arms' job keys for ARM, and
+# meta.json records the variant and the arm apart.
+job "memory = 1G" "timeout = 30" "lru_gen = off"
+QEMU=$tmp/qemu-quiet "$GUEST" run control@mglru "$tmp/job.conf" "$tmp/r-arm" > /dev/null 2>&1
+like "$(cat "$tmp/r-arm/job.conf" 2> /dev/null)" "^lru_gen = on$" "the arm's job key replaces the job's own"
+like "$(cat "$tmp/r-arm/guest/job.env" 2> /dev/null)" "^JOB_LRU_GEN=y$" "and reaches the guest"
+is "$(jq -r '[.kernel, .variant, .arm] | join(" ")' "$tmp/r-arm/meta.json" 2> /dev/null)" \
+	"control@mglru control mglru" "meta.json: the kernel, its variant and its arm"
+QEMU=$tmp/qemu-quiet "$GUEST" run control@norecursive "$tmp/job.conf" "$tmp/r-arm2" > /dev/null 2>&1
+like "$(cat "$tmp/r-arm2/job.conf" 2> /dev/null)" "^recursiveprot = off$" "a key the job lacks is added"
+is "$(jq -r '[.kernel, .variant, .arm] | join(" ")' "$tmp/r-quiet/meta.json" 2> /dev/null)" \
+	"control control " "a plain variant has no arm"
+out=$("$GUEST" run control@warp "$tmp/job.conf" "$tmp/r-arm3" 2>&1)
+is "$?" 2 "an unknown arm is refused"
+like "$out" "an arm is one of: K@mglru K@zswap K@norecursive" "listing the arms"
+[ ! -e "$tmp/r-arm3" ]
+ok $? "before anything is created"
+printf 'odd   lru_gen=maybe   model=cliff   a broken arm\n' > "$tmp/arms"
+out=$(ARMS_FILE=$tmp/arms QEMU=$tmp/qemu-quiet "$GUEST" run control@odd "$tmp/job.conf" "$tmp/r-arm4" 2>&1)
+[ "$?" = 2 ]
+ok $? "an arm that sets a bad job key is refused"
+like "$out" "lru_gen: 'maybe' is not on or off" "naming the key"
+like "$out" "arm 'odd' \(bench/arms\) sets a job key this job cannot take" "and the arm"
+
 rm -f "$tmp/qemu.pid"
 QEMU=$tmp/qemu-sleeps "$GUEST" run control "$tmp/job.conf" "$tmp/r-term" > /dev/null 2>&1 &
 gpid=$!

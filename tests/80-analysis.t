@@ -203,6 +203,19 @@ class Model(unittest.TestCase):
             with self.assertRaisesRegex(ValueError, r"variants.local:4: model=6.2: not a formula"):
                 model.read_variants([local])
 
+    def test_arms_file(self):
+        # Each arm's model comes from bench/arms: mglru is the cliff, the
+        # others keep the variant's formula; a bad model names file and line.
+        self.assertEqual(model.read_arms(), {"mglru": "cliff", "zswap": "variant", "norecursive": "variant"})
+        self.assertEqual(model.formula_of("v2-9de7ca@zswap", arm_table={"zswap": "variant"}), "9de7ca")
+        self.assertEqual(model.formula_of("v2-9de7ca@x", arm_table={"x": "6.1"}), "6.1")
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "arms")
+            with open(path, "w") as fh:
+                fh.write("# arms\nok lru_gen=on model=cliff fine\nodd zswap=on model=6.2 wrong\n")
+            with self.assertRaisesRegex(ValueError, r"arms:3: arm odd: model=6.2: say variant or one of"):
+                model.read_arms(path)
+
     def test_effective_protection(self):
         # The selftest's start: C, D claim 50 and 25 of B's 50, so 2/3 each.
         e = model.effective_protection([50, 50, 50, 0], [75, 25, 0, 500], 50, False)
