@@ -10,6 +10,9 @@ import json
 import os
 
 SCHEMA = "1"
+# The JSON files the host writes, and the schema of each this analysis
+# reads; a file from before the field was written counts as 1.
+JSON_SCHEMAS = {"result.json": 1, "meta.json": 1, "run.json": 1}
 
 
 class RunError(Exception):
@@ -94,9 +97,18 @@ class Job:
         self.path = path
         self.out = os.path.join(path, "guest", "out")
         self.status = run.manifest.get((scenario, kernel, repeat))
-        self.result = _json(os.path.join(path, "result.json"))
-        self.meta = _json(os.path.join(path, "meta.json"))
-        self.guest_meta = _json(os.path.join(self.out, "guest-meta.json"))
+        # A damaged or unknown result.json leaves the job out; a damaged
+        # meta.json only its provenance. Either is named in problems.
+        self.problems = []
+        self.result, result_ok = _host_json(os.path.join(path, "result.json"), self.problems)
+        self.meta, _ = _host_json(os.path.join(path, "meta.json"), self.problems)
+        self.meta = self.meta or {}
+        self.usable = result_ok
+        try:
+            self.guest_meta = _json(os.path.join(self.out, "guest-meta.json"))
+        except RunError as e:
+            self.problems.append(f"guest-meta.json: {str(e).split(': ', 1)[1]}")
+            self.guest_meta = None
         self.steps = _tsv(os.path.join(self.out, "steps.tsv"))
         self.units = {u["unit"]: u for u in _tsv(os.path.join(self.out, "units.tsv")) or []}
         self.ramp = _kv_words(os.path.join(self.out, "ramp.report"))
@@ -120,7 +132,7 @@ class Job:
     @property
     def ok(self):
         """Whether the job has what the analysis needs."""
-        return self.steps is not None and os.path.exists(os.path.join(self.out, "samples.csv"))
+        return self.usable and self.steps is not None and os.path.exists(os.path.join(self.out, "samples.csv"))
 
     @property
     def samples(self):
@@ -139,7 +151,7 @@ class Run:
         self.path = os.path.abspath(path)
         self.id = os.path.basename(self.path.rstrip("/"))
         self.problems = []
-        self.info = _json(os.path.join(path, "run.json")) or {}
+        self.info = _host_json(os.path.join(path, "run.json"), self.problems)[0] or {}
         self.manifest = {}
         mpath = os.path.join(path, "manifest.tsv")
         if os.path.exists(mpath):
@@ -168,8 +180,11 @@ class Run:
             if key not in have:
                 self.problems.append(f"{key[0]}/{key[1]}/r{key[2]}: in the manifest ({status}) but no directory")
         for j in self.jobs:
+            self.problems += [f"{j.name}: {p}" for p in j.problems]
             if j.status and j.status != "ok":
                 self.problems.append(f"{j.name}: {j.status}")
+            elif not j.usable:
+                self.problems.append(f"{j.name}: left out (its result.json cannot be read)")
             elif not j.ok:
                 self.problems.append(f"{j.name}: no results (steps.tsv or samples.csv missing)")
 
@@ -181,6 +196,29 @@ class Run:
 
     def good_jobs(self, scenario):
         return [j for j in self.jobs if j.scenario == scenario and j.ok and (j.status in (None, "ok"))]
+
+
+def _host_json(path, problems):
+    """(data, ok) of one of the host's JSON files (JSON_SCHEMAS): a missing
+    file is (None, True); one that is not JSON, not an object, or of a
+    schema this analysis does not read is (None, False), named in
+    problems."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except FileNotFoundError:
+        return None, True
+    except (OSError, ValueError) as e:
+        problems.append(f"{os.path.basename(path)}: not readable JSON ({e})")
+        return None, False
+    want = JSON_SCHEMAS[os.path.basename(path)]
+    if not isinstance(data, dict):
+        problems.append(f"{os.path.basename(path)}: not a JSON object")
+        return None, False
+    if data.get("schema", 1) != want:
+        problems.append(f"{os.path.basename(path)}: schema {data.get('schema')!r}, this analysis reads schema {want}")
+        return None, False
+    return data, True
 
 
 def _json(path):

@@ -530,6 +530,33 @@ class BadInput(unittest.TestCase):
         self.assertTrue(any("cut short" in p for p in sr.problems))
         self.assertEqual(len(sr.values("control", 2, "pgscan/s")), 3)
 
+    def test_damaged_json(self):
+        # A truncated result.json, an unknown schema, a meta.json that is
+        # not JSON: each is named, and the report goes on with the rest.
+        run = self.copy()
+        job = os.path.join(run, "low-steps", "control")
+        with open(os.path.join(job, "r1", "result.json")) as f:
+            text = f.read()
+        with open(os.path.join(job, "r1", "result.json"), "w") as f:
+            f.write(text[:len(text) // 2])
+        with open(os.path.join(job, "r2", "result.json"), "w") as f:
+            f.write('{"schema": 7, "result": "ok"}\n')
+        with open(os.path.join(job, "r3", "meta.json"), "w") as f:
+            f.write("{nonsense\n")
+        r = rundata.Run(run)
+        problems = "\n".join(r.problems)
+        self.assertRegex(problems, r"low-steps/control/r1: result.json: not readable JSON")
+        self.assertIn("low-steps/control/r1: left out (its result.json cannot be read)", problems)
+        self.assertIn("low-steps/control/r2: result.json: schema 7, this analysis reads schema 1", problems)
+        self.assertRegex(problems, r"low-steps/control/r3: meta.json: not readable JSON")
+        self.assertNotIn("low-steps/control/r3: left out", problems)
+        sr = next(s for s in analyse.analyse(r) if s.scenario == "low-steps")
+        self.assertEqual(len(sr.values("control", 2, "pgscan/s")), 1)
+        self.assertEqual(len(sr.values("patched", 2, "pgscan/s")), 3)
+        out = self.cli("report.py", run, "--out", self.tmp)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("schema 7, this analysis reads schema 1", open(os.path.join(self.tmp, "report.md")).read())
+
     def test_bad_manifest(self):
         run = self.copy()
         with open(os.path.join(run, "manifest.tsv"), "a") as f:
