@@ -244,7 +244,7 @@ job_dir() {
 }
 
 job_done() {
-	grep -q '"result": "ok"' "$1/result.json" 2> /dev/null
+	job_ok "$1"
 }
 
 # Record a job's outcome in the run's manifest (one line per job, latest wins).

@@ -254,6 +254,7 @@ write_result() {
 	local rundir=$1 verdict=$2 detail=$3 seconds=$4 agent=$5
 	{
 		echo "{"
+		echo "  \"schema\": 1,"
 		echo "  \"result\": $(json_str "$verdict"),"
 		echo "  \"detail\": $(json_str "$detail"),"
 		echo "  \"boot_seconds\": $seconds,"

@@ -189,6 +189,20 @@ parse_kv() {
 	done
 }
 
+# job_ok RUNDIR: whether guest.sh's verdict in RUNDIR/result.json is ok,
+# read as JSON of a schema this suite writes (1; a file from before the
+# field counts as 1). A missing or damaged file is not ok.
+job_ok() {
+	/usr/bin/python3 - "$1/result.json" <<'PY' 2> /dev/null
+import json, sys
+try:
+    d = json.load(open(sys.argv[1]))
+except (OSError, ValueError):
+    sys.exit(1)
+sys.exit(not (isinstance(d, dict) and d.get("schema", 1) == 1 and d.get("result") == "ok"))
+PY
+}
+
 # The line number of KEY $2 in key = value file $1, or nothing.
 key_line() {
 	awk -v k="$2" '{ l = $0; sub(/^[ \t]*/, "", l) }

@@ -146,7 +146,7 @@ cmd_run() {
 		n=$((n + 1))
 		v=$(arm_kernel "$k")
 		dir=$RESULTS/$id/peers/selftests/$k
-		if grep -q '"result": "ok"' "$dir/result.json" 2> /dev/null; then
+		if job_ok "$dir"; then
 			log "[$k] done already, kept: $dir"
 			continue
 		fi

@@ -154,6 +154,19 @@ verdict_is "$tmp/r-missing" $? 7 qemu-error "could not be started" "QEMU that do
 QEMU=$tmp/qemu-quiet "$GUEST" run control "$tmp/job.conf" "$tmp/r-quiet" > /dev/null 2>&1
 verdict_is "$tmp/r-quiet" $? 6 no-status "powered off without a status" "a guest that stops silently"
 
+is "$(jq -r .schema "$tmp/r-quiet/result.json" 2> /dev/null)" 1 "result.json has its schema"
+# What bench.sh and selftests.sh take for a finished job: result.json read
+# as JSON, schema 1 (or none: older runs), verdict ok.
+mkdir -p "$tmp/ok" "$tmp/old" "$tmp/cut" "$tmp/other" "$tmp/bad"
+printf '{\n  "schema": 1,\n  "result": "ok"\n}\n' > "$tmp/ok/result.json"
+printf '{\n  "result": "ok"\n}\n' > "$tmp/old/result.json"
+printf '{\n  "schema": 1,\n  "result": "ok"' > "$tmp/cut/result.json"
+printf '{"schema": 2, "result": "ok"}\n' > "$tmp/other/result.json"
+printf '{"schema": 1, "result": "timeout", "detail": "\\"result\\": \\"ok\\""}\n' > "$tmp/bad/result.json"
+is "$(for d in ok old cut other bad nothing; do
+	(. "$SUITE_ROOT/bench/lib.sh" && job_ok "$tmp/$d") && printf '%s ' "$d"
+done)" "ok old " "job_ok: an ok verdict of schema 1 or none; not a cut file, another schema, another verdict, no file"
+
 # An arm: K@ARM runs variant K with bench/arms' job keys for ARM, and
 # meta.json records the variant and the arm apart.
 job "memory = 1G" "timeout = 30" "lru_gen = off"
