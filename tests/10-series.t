@@ -136,9 +136,8 @@ ok $? "the tree is left as it was"
 ok $? "no reject or temporary files are left behind"
 
 # An unknown variant lists the known ones.
-out=$("$KERNEL" apply no-such-kernel "$tree" 2>&1)
-is "$?" 2 "an unknown variant is a usage error"
-like "$out" "unknown kernel variant 'no-such-kernel'.*control.*patched" \
+refused "an unknown variant is a usage error" "$KERNEL" apply no-such-kernel "$tree"
+like "$REFUSED_OUT" "unknown kernel variant 'no-such-kernel'.*control.*patched" \
 	"the error lists the known variants"
 
 done_testing

@@ -35,22 +35,15 @@ like "$out" "CONFIG_MEMCG=y \(have: CONFIG_MEMCG=m\)" "the refusal names CONFIG_
 like "$out" "CONFIG_PSI=y \(have: not set\)" "the refusal names CONFIG_PSI"
 
 # Registering kernels: bad input is refused before anything is written.
-out=$("$KERNEL" add 'bad name' bzimage="$tmp/bzImage" config="$tmp/good.config" 2>&1)
-is "$?" 2 "a variant name with a space is refused"
-out=$("$KERNEL" add mine bzimage="$tmp/missing" config="$tmp/good.config" 2>&1)
-is "$?" 2 "a missing bzImage is refused"
-like "$out" "does not exist" "the refusal says the file does not exist"
-out=$("$KERNEL" add mine bzimage="$tmp/bzImage" 2>&1)
-is "$?" 2 "bzimage= without config= is refused"
-out=$("$KERNEL" add mine colour=blue 2>&1)
-is "$?" 2 "an unknown key is refused"
-out=$("$KERNEL" add control bzimage="$tmp/bzImage" config="$tmp/good.config" 2>&1)
-is "$?" 2 "a name that exists already is refused"
-out=$("$KERNEL" add mine patches="$tmp" base=no-such 2>&1)
-is "$?" 2 "an unknown base variant is refused"
-out=$("$KERNEL" add mine patches="$tmp" base=patched model=6.2 2>&1)
-is "$?" 2 "an unknown formula is refused"
-like "$out" "model: '6.2' is not a formula; one of: cliff 9783aa 9de7ca 1bc63f 6.1" \
+refused "a variant name with a space is refused" "$KERNEL" add 'bad name' bzimage="$tmp/bzImage" config="$tmp/good.config"
+refused "a missing bzImage is refused" "$KERNEL" add mine bzimage="$tmp/missing" config="$tmp/good.config"
+like "$REFUSED_OUT" "does not exist" "the refusal says the file does not exist"
+refused "bzimage= without config= is refused" "$KERNEL" add mine bzimage="$tmp/bzImage"
+refused "an unknown key is refused" "$KERNEL" add mine colour=blue
+refused "a name that exists already is refused" "$KERNEL" add control bzimage="$tmp/bzImage" config="$tmp/good.config"
+refused "an unknown base variant is refused" "$KERNEL" add mine patches="$tmp" base=no-such
+refused "an unknown formula is refused" "$KERNEL" add mine patches="$tmp" base=patched model=6.2
+like "$REFUSED_OUT" "model: '6.2' is not a formula; one of: cliff 9783aa 9de7ca 1bc63f 6.1" \
 	"the refusal lists the formulas"
 [ ! -e "$VARIANTS_LOCAL" ]
 ok $? "nothing was written to variants.local"
@@ -87,8 +80,7 @@ print(model.formula_of("mine@mglru"), model.formula_of("mine"), model.formula_of
 out=$("$KERNEL" path control 2>&1)
 is "$?" 1 "path of an unbuilt kernel fails"
 like "$out" "make kernel K=control" "and says which make target builds it"
-out=$("$KERNEL" build no-such-kernel 2>&1)
-is "$?" 2 "building an unknown variant is a usage error"
-like "$out" "known variants: control .*patched .*theirs" "the error lists every known variant"
+refused "building an unknown variant is a usage error" "$KERNEL" build no-such-kernel
+like "$REFUSED_OUT" "known variants: control .*patched .*theirs" "the error lists every known variant"
 
 done_testing

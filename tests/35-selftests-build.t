@@ -25,19 +25,15 @@ done
 a=$(jq -r .sources_sha256 "$SELFTESTS_OUT/control/manifest.json")
 b=$(jq -r .sources_sha256 "$SELFTESTS_OUT/patched/manifest.json")
 is "$a" "$b" "the selftests' sources are the same in both trees (the series touches mm/vmscan.c only)"
-out=$("$ST" build no-such-variant 2>&1)
-is "$?" 2 "an unknown variant is refused"
-like "$out" "no-such-variant" "naming it"
+refused "an unknown variant is refused" "$ST" build no-such-variant
+like "$REFUSED_OUT" "no-such-variant" "naming it"
 "$ST" run x no-such-kernel > /dev/null 2>&1
 is "$?" 2 "running on an unknown kernel is refused before anything boots"
-out=$("$ST" run x control@lru 2>&1)
-is "$?" 2 "an unknown arm is refused"
-like "$out" "an arm is one of: K@mglru K@zswap K@norecursive" "naming the known ones"
-out=$("$ST" run x control@norecursive 2>&1)
-is "$?" 2 "the @norecursive arm is refused: the selftests run under both mounts"
-like "$out" "under both mounts already" "saying why"
-out=$("$ST" run x control --repeat 0 2>&1)
-is "$?" 2 "a repeat count of 0 is refused"
-like "$out" "--repeat must be a number from 1 to 99" "saying what it takes"
+refused "an unknown arm is refused" "$ST" run x control@lru
+like "$REFUSED_OUT" "an arm is one of: K@mglru K@zswap K@norecursive" "naming the known ones"
+refused "the @norecursive arm is refused: the selftests run under both mounts" "$ST" run x control@norecursive
+like "$REFUSED_OUT" "under both mounts already" "saying why"
+refused "a repeat count of 0 is refused" "$ST" run x control --repeat 0
+like "$REFUSED_OUT" "--repeat must be a number from 1 to 99" "saying what it takes"
 
 done_testing

@@ -21,61 +21,51 @@ job "# a comment" "" "memory = 1G" "cpus=2" "swap = 512M" "timeout = 60" \
 runs "a good job file is accepted" "$GUEST" check-job "$tmp/job.conf"
 
 job "memory = 1G" "colour = blue"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "an unknown key is refused"
-like "$out" "job.conf:2: unknown key 'colour' \(known: memory cpus" "with file, line and the known keys"
+refused "an unknown key is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:2: unknown key 'colour' \(known: memory cpus" "with file, line and the known keys"
 
 job "cpus = 1" "" "memory=12Q"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "memory=12Q is refused"
-like "$out" "job.conf:3: memory: '12Q' is not a size" "with file, line and reason"
+refused "memory=12Q is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:3: memory: '12Q' is not a size" "with file, line and reason"
 
 job "lru_gen = maybe" "cpus = 0" "timeout = soon" "swap = -1G"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "bad values are refused"
-like "$out" "job.conf:1: lru_gen: 'maybe' is not on or off" "lru_gen must be on or off"
-like "$out" "job.conf:2: cpus: '0' is not a positive whole number" "cpus must be positive"
-like "$out" "job.conf:3: timeout: 'soon' is not a whole number of seconds" "timeout must be seconds"
-like "$out" "job.conf:4: swap: '-1G' is not a size" "swap must be a size"
+refused "bad values are refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:1: lru_gen: 'maybe' is not on or off" "lru_gen must be on or off"
+like "$REFUSED_OUT" "job.conf:2: cpus: '0' is not a positive whole number" "cpus must be positive"
+like "$REFUSED_OUT" "job.conf:3: timeout: 'soon' is not a whole number of seconds" "timeout must be seconds"
+like "$REFUSED_OUT" "job.conf:4: swap: '-1G' is not a size" "swap must be a size"
 
 job "memory = 1G" "memory = 2G"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "a key given twice is refused"
-like "$out" "job.conf:2: 'memory' is given twice" "the second place is named"
+refused "a key given twice is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:2: 'memory' is given twice" "the second place is named"
 
 job "memory = 100T"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "a guest larger than this machine is refused"
-like "$out" "job.conf:1: memory: 100T leaves this machine less than 1G" "the reason says so, with file and line"
+refused "a guest larger than this machine is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:1: memory: 100T leaves this machine less than 1G" "the reason says so, with file and line"
 
 job "disk = 4G"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "a disk smaller than the image is refused"
-like "$out" "job.conf:1: disk: 4G is smaller than the image" "the reason says so, with file and line"
+refused "a disk smaller than the image is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:1: disk: 4G is smaller than the image" "the reason says so, with file and line"
 
 job "swap = 7G"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "swap that does not fit on the disk is refused"
-like "$out" "job.conf:1: swap: 7G does not fit on the guest's disk \(8G" "the reason names the disk size, with file and line"
+refused "swap that does not fit on the disk is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:1: swap: 7G does not fit on the guest's disk \(8G" "the reason names the disk size, with file and line"
 job "swap = 7G" "disk = 10G"
 "$GUEST" check-job "$tmp/job.conf" 2> /dev/null
 ok $? "with a larger disk it fits"
 
 job "just words"
-out=$("$GUEST" check-job "$tmp/job.conf" 2>&1)
-is "$?" 2 "a line that is not key = value is refused"
+refused "a line that is not key = value is refused" "$GUEST" check-job "$tmp/job.conf"
 
-out=$("$GUEST" check-job "$tmp/missing.conf" 2>&1)
-is "$?" 2 "a missing job file is refused"
+refused "a missing job file is refused" "$GUEST" check-job "$tmp/missing.conf"
 
 # Missing kernel, missing image: say which make target builds them.
 job "memory = 1G"
 out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" 2>&1)
 is "$?" 1 "a kernel that is not built is refused"
 like "$out" "make kernel K=control" "naming the make target"
-out=$("$GUEST" run no-such-kernel "$tmp/job.conf" "$tmp/run" 2>&1)
-is "$?" 2 "an unknown kernel is a usage error"
-like "$out" "known variants: control" "listing the known ones"
+refused "an unknown kernel is a usage error" "$GUEST" run no-such-kernel "$tmp/job.conf" "$tmp/run"
+like "$REFUSED_OUT" "known variants: control" "listing the known ones"
 mkdir -p "$KOUT/control"
 : > "$KOUT/control/bzImage"
 out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" 2>&1)
@@ -101,11 +91,9 @@ like "$out" "-virtfs local,path=$tmp/run/guest,mount_tag=job" "the run directory
 ok $? "--dry-run creates nothing"
 
 mkdir -p "$tmp/run" && : > "$tmp/run/something"
-out=$("$GUEST" run control "$tmp/job.conf" "$tmp/run" 2>&1)
-is "$?" 2 "a run directory that is not empty is refused"
+refused "a run directory that is not empty is refused" "$GUEST" run control "$tmp/job.conf" "$tmp/run"
 
-out=$(ACCEL=warp "$GUEST" accel control 2>&1)
-is "$?" 2 "an unknown ACCEL is refused"
+refused "an unknown ACCEL is refused" env ACCEL=warp "$GUEST" accel control
 
 out=$("$GUEST" shell control --dry-run memory=1G 2>&1)
 like "$out" "-serial mon:stdio" "the interactive shell has the console on the terminal"
@@ -179,9 +167,8 @@ QEMU=$tmp/qemu-quiet "$GUEST" run control@norecursive "$tmp/job.conf" "$tmp/r-ar
 like "$(cat "$tmp/r-arm2/job.conf" 2> /dev/null)" "^recursiveprot = off$" "a key the job lacks is added"
 is "$(jq -r '[.kernel, .variant, .arm] | join(" ")' "$tmp/r-quiet/meta.json" 2> /dev/null)" \
 	"control control " "a plain variant has no arm"
-out=$("$GUEST" run control@warp "$tmp/job.conf" "$tmp/r-arm3" 2>&1)
-is "$?" 2 "an unknown arm is refused"
-like "$out" "an arm is one of: K@mglru K@zswap K@norecursive" "listing the arms"
+refused "an unknown arm is refused" "$GUEST" run control@warp "$tmp/job.conf" "$tmp/r-arm3"
+like "$REFUSED_OUT" "an arm is one of: K@mglru K@zswap K@norecursive" "listing the arms"
 [ ! -e "$tmp/r-arm3" ]
 ok $? "before anything is created"
 printf 'odd   lru_gen=maybe   model=cliff   a broken arm\n' > "$tmp/arms"

@@ -13,8 +13,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/dir"
 
-# refused CODE PATTERN ARGS...: the workload exits with CODE and says PATTERN.
-refused() {
+# load_fails CODE PATTERN ARGS...: bench-load exits with CODE (2: bad
+# input, 1: a failure while running) and says PATTERN.
+load_fails() {
 	local code=$1 pattern=$2 out
 	shift 2
 	out=$("$LOAD" "$@" 2>&1)
@@ -22,29 +23,29 @@ refused() {
 	like "$out" "$pattern" "bench-load $*: says '$pattern'"
 }
 
-refused 2 "usage: bench-load WORKLOAD"
-refused 2 "unknown workload 'dance'" dance
-refused 2 "ws: --size: '12Q' is not a size" ws --size 12Q
-refused 2 "ws: --size is required" ws
-refused 2 "ws: --pattern: 'zigzag' is not seq, random or hotcold" ws --size 1M --pattern zigzag
-refused 2 "ws: --backing: 'disk' is not anon, file or mix" ws --size 1M --backing disk
-refused 2 "ws: --file needs --backing file or mix" ws --size 1M --file /tmp/x
-refused 2 "ws: --hot: '2' is not a fraction" ws --size 1M --pattern hotcold --hot 2
-refused 2 "ws: unexpected argument 'extra'" ws --size 1M extra
-refused 2 "pressure: say --stream SIZE, --anon SIZE, or both" pressure
-refused 2 "pressure: --stream: '1Q' is not a size" pressure --stream 1Q
-refused 2 "pressure: --rate: 'fast' is not a number" pressure --anon 1M --rate fast
-refused 2 "ramp: --step SIZE is required" ramp
-refused 2 "ramp: --max is smaller than --start" ramp --step 1M --start 4M --max 2M
-refused 2 "ramp: --every must be more than 0" ramp --step 1M --every 0
-refused 1 "ws: cannot create a file in '/nonexistent'" ws --size 1M --backing file --dir /nonexistent -t 0.1
-refused 2 "reclaim: --cgroup PATH is required" reclaim --amount 4M
-refused 2 "reclaim: --amount SIZE is required and must not be 0" reclaim --cgroup x.slice --amount 0
-refused 2 "reclaim: --every must be more than 0" reclaim --cgroup x.slice --amount 4M --every 0
-refused 1 "reclaim: cannot write '/nonexistent/x.slice/memory.reclaim': No such file" \
+load_fails 2 "usage: bench-load WORKLOAD"
+load_fails 2 "unknown workload 'dance'" dance
+load_fails 2 "ws: --size: '12Q' is not a size" ws --size 12Q
+load_fails 2 "ws: --size is required" ws
+load_fails 2 "ws: --pattern: 'zigzag' is not seq, random or hotcold" ws --size 1M --pattern zigzag
+load_fails 2 "ws: --backing: 'disk' is not anon, file or mix" ws --size 1M --backing disk
+load_fails 2 "ws: --file needs --backing file or mix" ws --size 1M --file /tmp/x
+load_fails 2 "ws: --hot: '2' is not a fraction" ws --size 1M --pattern hotcold --hot 2
+load_fails 2 "ws: unexpected argument 'extra'" ws --size 1M extra
+load_fails 2 "pressure: say --stream SIZE, --anon SIZE, or both" pressure
+load_fails 2 "pressure: --stream: '1Q' is not a size" pressure --stream 1Q
+load_fails 2 "pressure: --rate: 'fast' is not a number" pressure --anon 1M --rate fast
+load_fails 2 "ramp: --step SIZE is required" ramp
+load_fails 2 "ramp: --max is smaller than --start" ramp --step 1M --start 4M --max 2M
+load_fails 2 "ramp: --every must be more than 0" ramp --step 1M --every 0
+load_fails 1 "ws: cannot create a file in '/nonexistent'" ws --size 1M --backing file --dir /nonexistent -t 0.1
+load_fails 2 "reclaim: --cgroup PATH is required" reclaim --amount 4M
+load_fails 2 "reclaim: --amount SIZE is required and must not be 0" reclaim --cgroup x.slice --amount 0
+load_fails 2 "reclaim: --every must be more than 0" reclaim --cgroup x.slice --amount 4M --every 0
+load_fails 1 "reclaim: cannot write '/nonexistent/x.slice/memory.reclaim': No such file" \
 	reclaim --cgroup x.slice --amount 4M --cgroup-root /nonexistent
 head -c 4096 /dev/zero > "$tmp/small"
-refused 1 "holds 4096 bytes, fewer than the" ws --size 1M --backing file --file "$tmp/small" -t 0.1
+load_fails 1 "holds 4096 bytes, fewer than the" ws --size 1M --backing file --file "$tmp/small" -t 0.1
 
 # field LINE KEY: the value of KEY=value in a summary line.
 field() {

@@ -92,25 +92,18 @@ is "$(rows "$tmp/app.csv" workload app pages_touched | tr '\n' ' ')" "100 100 " 
 is "$(rows "$tmp/app.csv" workload app majflt | sed -n 1p)" 3 "every counter of it"
 is "$(rows "$tmp/app.csv" workload _status app | sed -n 1p)" "malformed:1" "a line that is not a counter is counted as malformed"
 is "$(rows "$tmp/app.csv" peer _status app | sed -n 1p)" missing "a stats file that does not exist is missing"
-out=$("$COLLECT" --app "=x" x.slice 2>&1)
-is "$?" 2 "an --app without a name is refused"
-like "$out" "--app: '=x' is not NAME=FILE" "and says so"
-out=$("$COLLECT" --app "a,b=x" x.slice 2>&1)
-is "$?" 2 "an --app name with a comma is refused"
+refused "an --app without a name is refused" "$COLLECT" --app "=x" x.slice
+like "$REFUSED_OUT" "--app: '=x' is not NAME=FILE" "and says so"
+refused "an --app name with a comma is refused" "$COLLECT" --app "a,b=x" x.slice
 
 # Bad arguments.
-out=$("$COLLECT" "${ROOTS[@]}" 2>&1)
-is "$?" 2 "no cgroup is a usage error"
-like "$out" "name at least one cgroup" "and says so"
-out=$("$COLLECT" --interval soon x.slice 2>&1)
-is "$?" 2 "a bad interval is a usage error"
-like "$out" "--interval: 'soon' is not a number of seconds" "and says so"
-out=$("$COLLECT" --count 0 x.slice 2>&1)
-is "$?" 2 "a zero count is a usage error"
-out=$("$COLLECT" "a,b.slice" 2>&1)
-is "$?" 2 "a cgroup name with a comma is refused"
-out=$("$COLLECT" ../etc 2>&1)
-is "$?" 2 "a cgroup name with .. is refused"
+refused "no cgroup is a usage error" "$COLLECT" "${ROOTS[@]}"
+like "$REFUSED_OUT" "name at least one cgroup" "and says so"
+refused "a bad interval is a usage error" "$COLLECT" --interval soon x.slice
+like "$REFUSED_OUT" "--interval: 'soon' is not a number of seconds" "and says so"
+refused "a zero count is a usage error" "$COLLECT" --count 0 x.slice
+refused "a cgroup name with a comma is refused" "$COLLECT" "a,b.slice"
+refused "a cgroup name with .. is refused" "$COLLECT" ../etc
 out=$("$COLLECT" --out /nonexistent/x.csv x.slice 2>&1)
 is "$?" 1 "an output file that cannot be created fails"
 like "$out" "cannot create '/nonexistent/x.csv': No such file or directory" "naming the file and the reason"

@@ -13,53 +13,49 @@ BENCH=$SUITE_ROOT/bench/bench.sh
 FIX=$SUITE_ROOT/tests/fixtures/scenarios
 
 # Bad scenarios, checked without booting.
-check() {
-	SCENARIO_DIR=$FIX "$BENCH" check "$@" 2>&1
-}
-# refused NAME WHAT [PATTERN SAYS]...: scenario NAME is refused before
-# anything boots (status 2), and its message matches each PATTERN.
-refused() {
-	local name=$1 what=$2 out status
+# scenario_refused NAME WHAT [PATTERN SAYS]...: scenario NAME is refused
+# before anything boots (tap.sh's refused), and its message matches each
+# PATTERN.
+scenario_refused() {
+	local name=$1 what=$2
 	shift 2
-	out=$(check "$name")
-	status=$?
-	is "$status" 2 "$what"
+	refused "$what" env SCENARIO_DIR="$FIX" "$BENCH" check "$name"
 	while [ $# -ge 2 ]; do
-		like "$out" "$1" "$2"
+		like "$REFUSED_OUT" "$1" "$2"
 		shift 2
 	done
 }
-refused bad-keys "a scenario with bad keys and values is refused" \
+scenario_refused bad-keys "a scenario with bad keys and values is refused" \
 	"bad-keys.conf:3: unknown key 'colour'" "the unknown key is named with file and line" \
 	"bad-keys.conf:4: knob: 'medium' is not low or min" "the bad knob is named" \
 	"bad-keys.conf:5: steps: step '12Q' is neither a size" "the bad step is named"
-refused not-down "steps that do not go down are refused" \
+scenario_refused not-down "steps that do not go down are refused" \
 	"not-down.conf:3: steps: not going down \(90% after a smaller step\)" "and the step is named, with file and line"
-refused too-big "a workload and steps larger than the guest are refused" \
+scenario_refused too-big "a workload and steps larger than the guest are refused" \
 	"too-big.conf:2: workload: ws --size 3G asks for more than the guest's 1G" "the workload is named, with file and line" \
 	"too-big.conf:4: steps: 1500M exceeds the guest's memory" "the step is named, with file and line"
-refused mixed "steps mixing sizes and percentages are refused" \
+scenario_refused mixed "steps mixing sizes and percentages are refused" \
 	"mixed.conf:3: steps: mixes percentages and sizes" "with file and line"
-refused no-workload "a scenario without a workload is refused" \
+scenario_refused no-workload "a scenario without a workload is refused" \
 	"workload: missing" "and says so"
-refused fixed-knob "a scenario fixing the knob it steps is refused" \
+scenario_refused fixed-knob "a scenario fixing the knob it steps is refused" \
 	"fixed-knob.conf:5: workload.min: memory.min is the knob this scenario steps" "and says which, with file and line" \
 	"fixed-knob.conf:6: peer.low: set, but there is no peer workload" \
 	"as is a peer's protection without a peer"
-refused targeted-bad "a targeted-reclaim scenario with everything wrong is refused" \
+scenario_refused targeted-bad "a targeted-reclaim scenario with everything wrong is refused" \
 	"targeted-bad.conf:4: reclaim: 2G per request is not less than the guest's memory" \
 	"an amount larger than the guest, with file and line" \
 	"targeted-bad.conf: reclaim.every: missing" "a missing cadence" \
 	"targeted-bad.conf: competitor: missing" "a missing competitor" \
 	"targeted-bad.conf:5: peer: only for global-pressure scenarios" "a global-pressure-only key" \
 	"targeted-bad.conf:6: oom_ok: only for global-pressure scenarios" "and another"
-refused targeted-half "a cadence without an amount is refused" \
+scenario_refused targeted-half "a cadence without an amount is refused" \
 	"targeted-half.conf: reclaim: missing" "saying so"
-refused targeted-zero "a cadence of 0 s is refused" \
+scenario_refused targeted-zero "a cadence of 0 s is refused" \
 	"targeted-zero.conf:6: reclaim.every: '0' is not a number of seconds above 0" "with file and line"
-refused targeted-nothing "an amount of 0 is refused" \
+scenario_refused targeted-nothing "an amount of 0 is refused" \
 	"targeted-nothing.conf:5: reclaim: must be more than 0" "with file and line"
-refused no-such-scenario "an unknown scenario is refused" \
+scenario_refused no-such-scenario "an unknown scenario is refused" \
 	"known scenarios: bad-keys" "listing the known ones"
 for s in "$SUITE_ROOT"/bench/scenarios/*.conf; do
 	s=$(basename "$s" .conf)
@@ -67,11 +63,9 @@ for s in "$SUITE_ROOT"/bench/scenarios/*.conf; do
 	runs "the shipped scenario $s is valid in the quick profile" \
 		"$BENCH" check "$s" --profile quick
 done
-out=$("$BENCH" run smoke --kernels no-such-kernel 2>&1)
-is "$?" 2 "an unknown kernel is refused before anything boots"
-out=$("$BENCH" run smoke --kernels control@lru 2>&1)
-is "$?" 2 "an unknown arm is refused"
-like "$out" "kernel 'control@lru': an arm is one of: K@mglru K@zswap K@norecursive" "and the known arms are named"
+refused "an unknown kernel is refused before anything boots" "$BENCH" run smoke --kernels no-such-kernel
+refused "an unknown arm is refused" "$BENCH" run smoke --kernels control@lru
+like "$REFUSED_OUT" "kernel 'control@lru': an arm is one of: K@mglru K@zswap K@norecursive" "and the known arms are named"
 
 # The quick end-to-end run.
 [ "$(id -u)" = 0 ] || { diag "skipping the real run: needs root"; done_testing; exit; }

@@ -67,6 +67,22 @@ runs() {
 	return 1
 }
 
+# refused DESCRIPTION COMMAND [ARG...]: passes when COMMAND refuses its
+# input, exiting 2 (the suite's status for bad input). Its output (stdout
+# and stderr) is left in REFUSED_OUT for like checks of what it said; on
+# any other status its last lines are shown.
+refused() {
+	local desc=$1 status
+	shift
+	REFUSED_OUT=$("$@" 2>&1)
+	status=$?
+	[ "$status" = 2 ] && { pass "$desc"; return 0; }
+	fail "$desc"
+	diag "exit status $status (want 2) of: $*"
+	diag_tail "$REFUSED_OUT"
+	return 1
+}
+
 # diag_tail TEXT: the last lines of TEXT (a failed command's output) as
 # diagnostics, TAP_TAIL of them (default 20).
 diag_tail() {
