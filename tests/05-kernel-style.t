@@ -25,7 +25,7 @@ for p in "${series[@]}"; do
 $(printf '%s\n' "$out" | sed 's/^/# /')}"
 done
 
-mapfile -t sources < <(ls workloads/*.[ch] bench/*.[ch] tests/c/*.[ch])
+mapfile -t sources < <(ls workloads/*.[ch] tests/c/*.[ch])
 for f in "${sources[@]}"; do
 	out=$("${CHECKPATCH[@]}" --ignore VOLATILE,EMBEDDED_FUNCTION_NAME,PREFER_DEFINED_ATTRIBUTE_MACRO \
 		-f "$f" 2>&1)
