@@ -52,7 +52,7 @@ RUN ?= $(shell date +%Y%m%d-%H%M%S)
 bench: deps ## the main job: build, boot, run SCENARIOS on KERNELS, print the table
 	@$(KERNEL_SH) build $(call variants_of,$(BENCH_KERNELS))
 	@rootfs/build.sh > /dev/null
-	@bench/bench.sh run $(RUN) --kernels "$(BENCH_KERNELS)" --scenarios "$(SCENARIOS)" \
+	@bench/bench.py run $(RUN) --kernels "$(BENCH_KERNELS)" --scenarios "$(SCENARIOS)" \
 		--profile $(PROFILE) $(if $(REPEAT),--repeat $(REPEAT))
 
 .PHONY: bench-one
@@ -61,7 +61,7 @@ bench-one: deps ## one job of a run: RUN=id K=kernel S=scenario R=repeat [PROFIL
 		"say RUN=, K=, S= and R=" >&2; exit 2; }
 	@$(KERNEL_SH) build $(call variants_of,$(K))
 	@rootfs/build.sh > /dev/null
-	@bench/bench.sh one $(RUN) $(K) $(S) $(R) --profile $(PROFILE)
+	@bench/bench.py one $(RUN) $(K) $(S) $(R) --profile $(PROFILE)
 
 # A run named by id (RUN=20261203-1200) or by directory (RUN=results/...).
 run_dir = $(if $(wildcard $(1)/.),$(1),results/$(1))
@@ -146,7 +146,7 @@ test: deps ## run every test (TAP, summarised by prove)
 
 # The tests that need neither root, nor a kernel build, nor a boot.
 CHECK_TESTS := tests/00-lint.t tests/05-kernel-style.t tests/10-series.t \
-	tests/20-variants.t tests/40-guest-job.t tests/61-c-common.t \
+	tests/20-variants.t tests/40-guest-job.t tests/45-jobs.t tests/61-c-common.t \
 	tests/62-c-cgutil.t tests/63-workloads.t tests/64-collector.t \
 	tests/80-analysis.t
 

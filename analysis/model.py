@@ -17,6 +17,7 @@ limit reclaim and memory.reclaim have it, kswapd never.
 
 import functools
 import os
+import sys
 
 # The formulas, by the name patches/variants gives them in a variant's
 # model= word, and how legends call them.
@@ -30,6 +31,8 @@ LABELS = {
 }
 
 SUITE_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SUITE_ROOT, "bench"))
+import jobs  # noqa: E402  (the reader of bench/arms)
 
 
 def read_variants(files=None):
@@ -73,19 +76,14 @@ def variants():
 
 def read_arms(path=None):
     """{arm: formula, or "variant" for the variant's own} from bench/arms
-    (a name, the job keys it sets, model=F, a description)."""
-    path = path or os.path.join(SUITE_ROOT, "bench", "arms")
+    (read by bench/jobs.py: a name, the job keys it sets, model=F, a
+    description)."""
     arms = {}
-    with open(path) as fh:
-        for n, line in enumerate(fh.read().splitlines(), 1):
-            words = line.split()
-            if not words or words[0].startswith("#"):
-                continue
-            model = next((w[len("model="):] for w in words[1:] if w.startswith("model=")), None)
-            if model != "variant" and model not in FORMULAS:
-                raise ValueError(f"{path}:{n}: arm {words[0]}: model={model}: say variant or one of: "
-                                 f"{', '.join(FORMULAS)}")
-            arms[words[0]] = model
+    for name, arm in jobs.read_arms(path).items():
+        if arm.model != "variant" and arm.model not in FORMULAS:
+            raise ValueError(f"{arm.where}: arm {name}: model={arm.model}: say variant or one of: "
+                             f"{', '.join(FORMULAS)}")
+        arms[name] = arm.model
     return arms
 
 

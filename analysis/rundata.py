@@ -1,5 +1,5 @@
 """Read a bench run's result directory: results/RUN/ with run.json,
-manifest.tsv and SCENARIO/KERNEL/rN/ job directories (docs/formats.md).
+manifest.json and SCENARIO/KERNEL/rN/ job directories (docs/formats.md).
 
 Nothing here boots or writes anything. Files that are missing or damaged
 raise RunError naming the file (and line), or, where a run can still be
@@ -8,11 +8,15 @@ analysed without them, are listed in Run.problems.
 import csv
 import json
 import os
+import sys
 
+# The host's files (result.json, meta.json, run.json, the manifest) are
+# read with the module that writes them.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench"))
+import jobs  # noqa: E402
+
+# The schema of samples.csv this analysis reads.
 SCHEMA = "1"
-# The JSON files the host writes, and the schema of each this analysis
-# reads; a file from before the field was written counts as 1.
-JSON_SCHEMAS = {"result.json": 1, "meta.json": 1, "run.json": 1}
 
 
 class RunError(Exception):
@@ -152,15 +156,10 @@ class Run:
         self.id = os.path.basename(self.path.rstrip("/"))
         self.problems = []
         self.info = _host_json(os.path.join(path, "run.json"), self.problems)[0] or {}
-        self.manifest = {}
-        mpath = os.path.join(path, "manifest.tsv")
-        if os.path.exists(mpath):
-            with open(mpath) as f:
-                for n, line in enumerate(f, start=1):
-                    fields = line.rstrip("\n").split("\t")
-                    if len(fields) < 4 or not fields[2].isdigit():
-                        raise RunError(f"{mpath}:{n}: not a manifest line (scenario, kernel, repeat, status, dir)")
-                    self.manifest[(fields[0], fields[1], int(fields[2]))] = fields[3]
+        try:
+            self.manifest = jobs.read_manifest(path)
+        except jobs.Refused as e:
+            raise RunError(str(e)) from None
         self.jobs = []
         for scenario in sorted(os.listdir(path)):
             sdir = os.path.join(path, scenario)
@@ -174,7 +173,7 @@ class Run:
                     if rep.startswith("r") and rep[1:].isdigit():
                         self.jobs.append(Job(self, scenario, kernel, int(rep[1:]), os.path.join(kdir, rep)))
         if not self.jobs and not self.manifest and not os.path.isdir(os.path.join(path, "peers")):
-            raise RunError(f"'{path}' holds no jobs (no SCENARIO/KERNEL/rN directories, no manifest.tsv, no peers/)")
+            raise RunError(f"'{path}' holds no jobs (no SCENARIO/KERNEL/rN directories, no manifest, no peers/)")
         have = {(j.scenario, j.kernel, j.repeat) for j in self.jobs}
         for key, status in sorted(self.manifest.items()):
             if key not in have:
@@ -199,24 +198,12 @@ class Run:
 
 
 def _host_json(path, problems):
-    """(data, ok) of one of the host's JSON files (JSON_SCHEMAS): a missing
-    file is (None, True); one that is not JSON, not an object, or of a
-    schema this analysis does not read is (None, False), named in
-    problems."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-    except FileNotFoundError:
-        return None, True
-    except (OSError, ValueError) as e:
-        problems.append(f"{os.path.basename(path)}: not readable JSON ({e})")
-        return None, False
-    want = JSON_SCHEMAS[os.path.basename(path)]
-    if not isinstance(data, dict):
-        problems.append(f"{os.path.basename(path)}: not a JSON object")
-        return None, False
-    if data.get("schema", 1) != want:
-        problems.append(f"{os.path.basename(path)}: schema {data.get('schema')!r}, this analysis reads schema {want}")
+    """(data, ok) of one of the host's JSON files: a missing file is
+    (None, True); one that is not JSON, not an object, or of a schema this
+    suite does not read is (None, False), named in problems."""
+    data, problem = jobs.read_host_json(path)
+    if problem:
+        problems.append(f"{os.path.basename(path)}: {problem}")
         return None, False
     return data, True
 

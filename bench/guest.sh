@@ -46,66 +46,17 @@ EOF
 }
 
 # ---------------------------------------------------------------------------
-# Job files: "key = value" lines (lib.sh's parse_kv). Every key is in this
-# table: key, default, type.
-# shellcheck disable=SC2034 # parse_kv reads it by name
-JOB_KEYS=(
-	"memory 2G size"      # guest RAM
-	"cpus 2 count"        # guest CPUs
-	"swap 1G size"        # swap file on the guest's ext4 disk (0: none)
-	"disk 8G size"        # the guest's disk; the image grows to it at boot
-	"timeout 300 seconds" # deadline for the whole boot, from QEMU start
-	"lru_gen off onoff"   # MGLRU (/sys/kernel/mm/lru_gen/enabled)
-	"zswap off onoff"     # zswap (/sys/module/zswap/parameters/enabled)
-	"recursiveprot on onoff" # off: cgroup2 remounted without memory_recursiveprot
-	"command - string"    # shell command the agent runs in the guest
-	"cmdline - string"    # extra kernel command line words
-)
+# Job files: "key = value" lines. Their keys, types and checks, the arms and
+# the JSON files written here are bench/jobs.py's (JOB_KEYS).
+JOBS=(/usr/bin/python3 "$SUITE_ROOT/bench/jobs.py")
 
-# Parse and validate job file $1 (lib.sh's parse_kv with the table above,
-# then the checks that need several values). Prints "key<TAB>value" for every
-# key; on any error prints FILE:LINE: reason and fails.
-parse_job() {
-	local file=$1 job errors=0 mem swap disk host_mem
-	refuse() {
-		kv_refuse "$file" "$@"
-		errors=$((errors + 1))
-	}
-	job=$(parse_kv "$file" JOB_KEYS) || return
-	mem=$(size_bytes "$(kv_get "$job" memory)")
-	swap=$(size_bytes "$(kv_get "$job" swap)")
-	disk=$(size_bytes "$(kv_get "$job" disk)")
-	host_mem=$(awk '/^MemTotal:/ { printf "%.0f\n", $2 * 1024 }' /proc/meminfo)
-	if [ "$mem" -lt $((256 * 1024 * 1024)) ]; then
-		refuse memory "at least 256M is needed to boot systemd"
-	elif [ "$mem" -gt $((host_mem - 1024 * 1024 * 1024)) ]; then
-		refuse memory "$(kv_get "$job" memory) leaves this machine less than 1G" \
-			"($((host_mem / 1024 / 1024))M in all)"
-	fi
-	if [ "$disk" -lt $((8 * 1024 * 1024 * 1024)) ]; then
-		refuse disk "$(kv_get "$job" disk) is smaller than the image (8G)"
-	elif [ "$swap" -gt $((disk - 2 * 1024 * 1024 * 1024)) ]; then
-		refuse swap "$(kv_get "$job" swap) does not fit on the guest's disk" \
-			"($(kv_get "$job" disk), 2G of it is the system); raise disk"
-	fi
-	if [ "$(kv_get "$job" timeout)" -lt 10 ]; then
-		refuse timeout "$(kv_get "$job" timeout)s is too short to boot"
-	fi
-	[ "$errors" = 0 ] || return "$EX_USAGE"
-	printf '%s\n' "$job"
-}
-
-# The job as shell assignments for the agent (values already validated).
-job_env() {
-	local job=$1 onoff
-	echo "JOB_SWAP_BYTES=$(size_bytes "$(kv_get "$job" swap)")"
-	echo "JOB_DISK_BYTES=$(size_bytes "$(kv_get "$job" disk)")"
-	onoff=$(kv_get "$job" lru_gen)
-	echo "JOB_LRU_GEN=$([ "$onoff" = on ] && echo y || echo 0)"
-	onoff=$(kv_get "$job" zswap)
-	echo "JOB_ZSWAP=$([ "$onoff" = on ] && echo Y || echo N)"
-	echo "JOB_RECURSIVEPROT=$(kv_get "$job" recursiveprot)"
-	echo "JOB_COMMAND=$(shell_quote "$(kv_get "$job" command)")"
+# job_values KERNEL JOB: set JOB_VARIANT, JOB_ARM, JOB_MEMORY(_BYTES),
+# JOB_CPUS, JOB_TIMEOUT, JOB_DISK_BYTES and JOB_CMDLINE from job file JOB as
+# KERNEL (K or K@ARM) runs it; refused with the file's lines named (exit 2).
+job_values() {
+	local values
+	values=$("${JOBS[@]}" job-values "$1" "$2") || exit "$EX_USAGE"
+	eval "$values"
 }
 
 # ---------------------------------------------------------------------------
@@ -249,52 +200,9 @@ qemu_exit_text() {
 	fi
 }
 
-# Write the host's verdict to RUNDIR/result.json.
-write_result() {
-	local rundir=$1 verdict=$2 detail=$3 seconds=$4 agent=$5
-	{
-		echo "{"
-		echo "  \"schema\": 1,"
-		echo "  \"result\": $(json_str "$verdict"),"
-		echo "  \"detail\": $(json_str "$detail"),"
-		echo "  \"boot_seconds\": $seconds,"
-		echo "  \"agent_start_seconds\": $agent,"
-		echo "  \"last_console_lines\": $(json_str "$(tail -n 15 "$rundir/console.log" 2> /dev/null | tr -d '\r')")"
-		echo "}"
-	} | write_atomic "$rundir/result.json"
-}
-
-write_meta() {
-	local rundir=$1 kernel=$2 kdir=$3 accel=$4 job=$5 arm=$6 guest
-	guest=$rundir/guest/out/guest-meta.json
-	{
-		echo "{"
-		echo "  \"schema\": 1,"
-		echo "  \"suite_version\": $(json_str "$(git -C "$SUITE_ROOT" describe --always --dirty 2> /dev/null || echo unknown)"),"
-		echo "  \"kernel\": $(json_str "$kernel${arm:+@$arm}"),"
-		echo "  \"variant\": $(json_str "$kernel"),"
-		echo "  \"arm\": $(json_str "$arm"),"
-		echo "  \"kernel_manifest\": $(cat "$kdir/manifest.json" 2> /dev/null || echo null),"
-		echo "  \"rootfs_hash\": $(json_str "$(cat "$(dirname "$ROOTFS")/rootfs.hash" 2> /dev/null || echo unknown)"),"
-		echo "  \"accelerator\": $(json_str "$accel"),"
-		echo "  \"qemu_version\": $(json_str "$("$QEMU" --version | sed -n '1,1p')"),"
-		echo "  \"qemu_command\": $(json_str "$(print_command < "$rundir/qemu.cmd")"),"
-		echo "  \"host\": $(json_str "$(uname -n) $(uname -r), $(nproc) CPUs"),"
-		echo "  \"job\": {"
-		local k v sep=""
-		while IFS=$'\t' read -r k v; do
-			printf '%s    "%s": %s' "$sep" "$k" "$(json_str "$v")"
-			sep=$',\n'
-		done <<< "$job"
-		printf '\n  },\n'
-		echo "  \"guest\": $(cat "$guest" 2> /dev/null || echo null)"
-		echo "}"
-	} | write_atomic "$rundir/meta.json"
-}
-
 cmd_run() {
-	local kernel=$1 jobfile=$2 rundir=$3 dry="" job kdir accel mem cpus timeout
-	local start pid agent=null elapsed verdict detail status rc qemu_rc f progress="" p arm=""
+	local kernel=$1 jobfile=$2 rundir=$3 dry="" kdir accel mem cpus timeout
+	local start pid agent=null elapsed verdict detail status rc qemu_rc f progress="" p
 	local -a with=()
 	shift 3
 	while [ $# -gt 0 ]; do
@@ -311,30 +219,18 @@ cmd_run() {
 		esac
 		shift
 	done
-	job=$(parse_job "$jobfile") || exit "$EX_USAGE"
 	# K@ARM: variant K, with the job keys bench/arms gives ARM.
-	arm_check "$kernel"
-	arm=$(arm_of "$kernel")
-	kernel=$(arm_kernel "$kernel")
-	if [ -n "$arm" ]; then
-		applied=$(mktemp "${TMPDIR:-/tmp}/job-with-arm-$arm.XXXXXX")
-		arm_apply "$kernel@$arm" < "$jobfile" > "$applied"
-		job=$(parse_job "$applied") || {
-			rm -f "$applied"
-			usage_error "arm '$arm' (bench/arms) sets a job key this job cannot take"
-		}
-		jobfile=$applied
-	fi
+	job_values "$kernel" "$jobfile"
+	local full=$kernel
+	kernel=$JOB_VARIANT
 	kdir=$(kernel_dir "$kernel")
 	need_rootfs
-	mem=$(size_bytes "$(kv_get "$job" memory)")
-	cpus=$(kv_get "$job" cpus)
-	timeout=$(kv_get "$job" timeout)
+	mem=$JOB_MEMORY_BYTES
+	cpus=$JOB_CPUS
+	timeout=$JOB_TIMEOUT
 	if [ "$dry" = --dry-run ]; then
 		qemu_command job "$kdir/bzImage" "$(pick_accel "$kdir/bzImage")" "$mem" "$cpus" \
-			"$rundir/disk.qcow2" "$rundir/guest" "$rundir/console.log" \
-			"$(kv_get "$job" cmdline)" | print_command
-		[ -z "$arm" ] || rm -f "$jobfile"
+			"$rundir/disk.qcow2" "$rundir/guest" "$rundir/console.log" "$JOB_CMDLINE" | print_command
 		return 0
 	fi
 	if [ -e "$rundir" ] && [ -n "$(ls -A "$rundir")" ]; then
@@ -342,20 +238,19 @@ cmd_run() {
 	fi
 	mkdir -p "$rundir/guest"
 	rundir=$(cd "$rundir" && pwd)
-	cp "$jobfile" "$rundir/job.conf"
-	[ -z "$arm" ] || rm -f "$jobfile"
-	job_env "$job" | write_atomic "$rundir/guest/job.env"
+	# job.conf as run (the arm applied), and the agent's guest/job.env.
+	"${JOBS[@]}" job-write "$full" "$jobfile" "$rundir" || die "cannot write the job into '$rundir'"
 	for f in "${with[@]}"; do
 		cp "$f" "$rundir/guest/"
 	done
 	# How the log names the kernel: the caller may say more than the
 	# variant (an arm such as patched@mglru).
-	local name=${LOG_KERNEL:-$kernel${arm:+@$arm}}
+	local name=${LOG_KERNEL:-$full}
 	accel=$(pick_accel "$kdir/bzImage")
-	make_overlay "$rundir/disk.qcow2" "$(size_bytes "$(kv_get "$job" disk)")"
+	make_overlay "$rundir/disk.qcow2" "$JOB_DISK_BYTES"
 	qemu_command job "$kdir/bzImage" "$accel" "$mem" "$cpus" "$rundir/disk.qcow2" \
-		"$rundir/guest" "$rundir/console.log" "$(kv_get "$job" cmdline)" > "$rundir/qemu.cmd"
-	log "[$name] booting ($accel, $(kv_get "$job" memory), $cpus CPUs, deadline ${timeout}s): $rundir"
+		"$rundir/guest" "$rundir/console.log" "$JOB_CMDLINE" > "$rundir/qemu.cmd"
+	log "[$name] booting ($accel, $JOB_MEMORY, $cpus CPUs, deadline ${timeout}s): $rundir"
 
 	local -a argv
 	mapfile -t argv < "$rundir/qemu.cmd"
@@ -425,8 +320,11 @@ cmd_run() {
 		detail="the guest powered off without a status from the agent"
 		rc=$EX_NOSTATUS
 	fi
-	write_result "$rundir" "$verdict" "$detail" "$elapsed" "$agent"
-	write_meta "$rundir" "$kernel" "$kdir" "$accel" "$job" "$arm"
+	# The verdict and what ran it; a failure here is the suite's, not the job's.
+	"${JOBS[@]}" result "$rundir" "$verdict" "$detail" "$elapsed" "$agent" ||
+		die "cannot write $rundir/result.json"
+	"${JOBS[@]}" meta "$rundir" "$full" "$kdir" "$accel" "$ROOTFS" \
+		"$("$QEMU" --version 2> /dev/null | sed -n '1,1p')" || log "cannot write $rundir/meta.json"
 	if [ "$rc" = 0 ]; then
 		log "[$name] ok in ${elapsed}s"
 	else
@@ -437,24 +335,25 @@ cmd_run() {
 }
 
 cmd_shell() {
-	local kernel=$1 dry="" kdir tmp job accel
+	local kernel=$1 dry="" kdir tmp accel
 	shift
 	if [ "${1:-}" = --dry-run ]; then dry=1; shift; fi
 	tmp=$(mktemp -d)
 	# shellcheck disable=SC2064
 	trap "rm -rf '$tmp'" EXIT
 	printf '%s\n' "$@" > "$tmp/job.conf"
-	job=$(parse_job "$tmp/job.conf") || exit "$EX_USAGE"
+	job_values "$kernel" "$tmp/job.conf"
+	kernel=$JOB_VARIANT
 	kdir=$(kernel_dir "$kernel")
 	need_rootfs
 	accel=$(pick_accel "$kdir/bzImage")
-	qemu_command shell "$kdir/bzImage" "$accel" "$(size_bytes "$(kv_get "$job" memory)")" \
-		"$(kv_get "$job" cpus)" "$tmp/disk.qcow2" "" "" "$(kv_get "$job" cmdline)" > "$tmp/qemu.cmd"
+	qemu_command shell "$kdir/bzImage" "$accel" "$JOB_MEMORY_BYTES" \
+		"$JOB_CPUS" "$tmp/disk.qcow2" "" "" "$JOB_CMDLINE" > "$tmp/qemu.cmd"
 	if [ -n "$dry" ]; then
 		print_command < "$tmp/qemu.cmd"
 		return 0
 	fi
-	make_overlay "$tmp/disk.qcow2" "$(size_bytes "$(kv_get "$job" disk)")"
+	make_overlay "$tmp/disk.qcow2" "$JOB_DISK_BYTES"
 	log "booting $kernel ($accel); root shell on this terminal; Ctrl-A x quits QEMU"
 	local -a argv
 	mapfile -t argv < "$tmp/qemu.cmd"
@@ -475,7 +374,7 @@ main() {
 		;;
 	check-job)
 		[ $# -eq 1 ] || usage_error "usage: $PROG check-job JOB"
-		parse_job "$1" > /dev/null || exit "$EX_USAGE"
+		"${JOBS[@]}" job-check "$1" || exit "$EX_USAGE"
 		;;
 	accel)
 		[ $# -eq 1 ] || usage_error "usage: $PROG accel KERNEL"

@@ -9,7 +9,7 @@ set -u
 # shellcheck source=tests/lib/tap.sh
 . "$(dirname "$0")/lib/tap.sh"
 
-BENCH=$SUITE_ROOT/bench/bench.sh
+BENCH=$SUITE_ROOT/bench/bench.py
 FIX=$SUITE_ROOT/tests/fixtures/scenarios
 
 # Bad scenarios, checked without booting.
@@ -89,8 +89,10 @@ fi
 printf '%s\n' "$out" | sed 's/^/# /'
 like "$out" "^\| memory.low \|" "it printed the per-step table"
 like "$(cat "$RESULTS/err")" "guest.sh: \[patched@mglru\] ok in" "the progress names the arm, not just its kernel"
-is "$(wc -l < "$RESULTS/smoke/manifest.tsv")" 3 "the manifest lists the three jobs"
-like "$(cat "$RESULTS/smoke/manifest.tsv")" "low-steps	patched	1	ok	low-steps/patched/r1" "with their status and directory"
+is "$(jq -r '.jobs | length' "$RESULTS/smoke/manifest.json" 2> /dev/null)" 3 "the manifest lists the three jobs"
+is "$(jq -r '.jobs[] | select(.kernel == "patched") | [.scenario, .repeat, .status, .dir] | join(" ")' \
+	"$RESULTS/smoke/manifest.json" 2> /dev/null)" "low-steps 1 ok low-steps/patched/r1" "with their status and directory"
+is "$(jq -r .schema "$RESULTS/smoke/manifest.json" 2> /dev/null)" 1 "and its schema"
 for k in $KERNELS; do
 	dir=$RESULTS/smoke/low-steps/$k/r1/guest/out
 	[ -s "$dir/samples.csv" ] && [ -s "$dir/steps.tsv" ]

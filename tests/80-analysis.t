@@ -5,8 +5,6 @@ value below can be worked out by hand (see make-fixtures.py there): rates
 from counter deltas, settling left out, counter resets and a knob change
 inside a window reported, the statistics, the model at known points, the
 tables, a plot and both reports, and bad input refused. Speaks TAP."""
-import contextlib
-import io
 import os
 import shutil
 import subprocess
@@ -16,6 +14,7 @@ import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "analysis"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 FIX = os.path.join(ROOT, "tests", "fixtures", "runs", "ab")
 MIB = 2 ** 20
 
@@ -25,6 +24,7 @@ import metrics  # noqa: E402
 import model  # noqa: E402
 import peers  # noqa: E402
 import rundata  # noqa: E402
+import tap  # noqa: E402
 import stats  # noqa: E402
 
 
@@ -576,36 +576,5 @@ class BadInput(unittest.TestCase):
         self.assertIn("baseline kernel 'nosuch'", out.stderr)
 
 
-class TAPResult(unittest.TextTestResult):
-    n = 0
-
-    def _line(self, ok, test, extra=""):
-        TAPResult.n += 1
-        print(f"{'ok' if ok else 'not ok'} {TAPResult.n} - {test.id().split('.', 1)[1]}{extra}")
-        sys.stdout.flush()
-
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        self._line(True, test)
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        self._line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self._line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
-
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason)
-        self._line(True, test, f" # SKIP {reason}")
-
-
 if __name__ == "__main__":
-    suite = unittest.defaultTestLoader.loadTestsFromModule(sys.modules[__name__])
-    with contextlib.redirect_stderr(io.StringIO()):
-        res = unittest.TextTestRunner(stream=io.StringIO(), resultclass=TAPResult).run(suite)
-    print(f"1..{TAPResult.n}")
-    sys.exit(0 if res.wasSuccessful() else 1)
+    tap.run(__name__)
