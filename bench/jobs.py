@@ -91,6 +91,8 @@ def check_value(type_, value):
         return None if value in ("on", "off") else f"'{value}' is not on or off"
     if type_ == "knob":
         return None if value in ("low", "min") else f"'{value}' is not low or min"
+    if type_ == "via":
+        return None if value in ("systemd", "cgroupfs") else f"'{value}' is not systemd or cgroupfs"
     if type_ == "steps":
         if not value:
             return "no steps given"
@@ -117,6 +119,7 @@ SCENARIO_KEYS = [Key(*k) for k in (
     ("lru_gen", "off", "onoff", "MGLRU in the guest"),
     ("zswap", "off", "onoff", "zswap in the guest"),
     ("knob", "low", "knob", "the knob the steps set: memory.low or memory.min"),
+    ("knob.via", "systemd", "via", "how a step sets it: systemctl set-property, or a write to cgroupfs"),
     ("workload", None, "string", "the protected workload's bench-load command"),
     ("workload.low", None, "size", "a fixed memory.low for the workload"),
     ("workload.min", None, "size", "a fixed memory.min for the workload"),
@@ -306,6 +309,9 @@ class Scenario(KvFile):
                 kind, x = "size", size_bytes(word)
                 if x > mem:
                     self.refuse(steps_key, f"{word} exceeds the guest's memory ({v['memory']})")
+                if v["knob.via"] == "cgroupfs" and "." in word:
+                    self.refuse(steps_key, f"{word}: cgroupfs takes whole units (knob.via); "
+                                "write it in a smaller unit (1.5G: 1536M)")
             if prev_kind is not None and kind != prev_kind:
                 self.refuse(steps_key, "mixes percentages and sizes")
             elif prev is not None and x > prev:
@@ -352,6 +358,7 @@ class Scenario(KvFile):
 
         env = [
             ("SC_KNOB", shlex.quote(v["knob"])),
+            ("SC_KNOB_VIA", v["knob.via"]),
             ("SC_MEMORY_BYTES", b("memory")),
             ("SC_WORKLOAD", shlex.quote(v["workload"] or "")),
             ("SC_COMPETITOR", shlex.quote(v["competitor"] or "")),

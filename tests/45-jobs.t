@@ -89,6 +89,24 @@ class Scenarios(Temp):
         self.assertEqual(sourced(env, "SC_RECLAIM_BYTES", "SC_RECLAIM_EVERY", "SC_FIXED_WORKLOAD_LOW", "SC_WORKLOAD"),
                          [str(4 << 20), "0.25", "", "ws --size 400M --backing file --pattern seq"])
 
+    def test_knob_via(self):
+        self.assertEqual(sourced(self.write("a.env", jobs.Scenario("low-steps").scenario_env()), "SC_KNOB_VIA"),
+                         ["systemd"])
+        self.assertEqual(sourced(self.write("b.env", jobs.Scenario("low-reclaim").scenario_env()), "SC_KNOB_VIA"),
+                         ["cgroupfs"])
+        self.write("dec.conf", "workload = ws --size 400M\nknob.via = cgroupfs\nsteps = 1.5G 800M\n")
+        self.write("via.conf", "workload = ws --size 400M\nknob.via = dbus\nsteps = 50%\n")
+        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
+        try:
+            with self.assertRaises(jobs.Refused) as e:
+                jobs.Scenario("dec")
+            self.assertIn("dec.conf:3: steps: 1.5G: cgroupfs takes whole units", str(e.exception))
+            with self.assertRaises(jobs.Refused) as e:
+                jobs.Scenario("via")
+            self.assertIn("via.conf:2: knob.via: 'dbus' is not systemd or cgroupfs", str(e.exception))
+        finally:
+            jobs.SCENARIO_DIR = old
+
     def test_unknown_scenario_and_profile(self):
         with self.assertRaises(jobs.Refused) as e:
             jobs.Scenario("no-such")
