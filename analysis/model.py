@@ -35,11 +35,14 @@ sys.path.insert(0, os.path.join(SUITE_ROOT, "bench"))
 import jobs  # noqa: E402  (the reader of bench/arms)
 
 
-def read_variants(files=None):
-    """{variant: formula or None} from patches/variants and variants.local
-    (the files kernel.sh reads: a name, key=value words, a description).
-    A variant without a model= word has no formula (a kernel brought by
-    the user); an unknown formula is an error naming the file and line."""
+def read_variant_models(files=None):
+    """{variant: {"": formula or None, ARM: formula}} from patches/variants
+    and variants.local (the files kernel.sh reads: a name, key=value words,
+    a description). model=F is the variant's formula; model@ARM=F its
+    formula under arm ARM, where it differs from what bench/arms says (a
+    variant that changes how MGLRU reclaims: model@mglru=6.1). A variant
+    without a model= word has no formula (a kernel brought by the user); an
+    unknown formula is an error naming the file and line."""
     if files is None:
         files = (os.path.join(SUITE_ROOT, "patches", "variants"),
                  os.environ.get("VARIANTS_LOCAL", os.path.join(SUITE_ROOT, "variants.local")))
@@ -54,24 +57,39 @@ def read_variants(files=None):
             words = line.split()
             if not words or words[0].startswith("#"):
                 continue
-            formula = None
+            models = {"": None}
             for w in words[1:]:
                 if "=" not in w:
                     break
                 key, _, value = w.partition("=")
-                if key == "model":
-                    if value not in FORMULAS:
-                        raise ValueError(f"{path}:{n}: model={value}: not a formula "
-                                         f"(one of: {', '.join(FORMULAS)})")
-                    formula = value
-            variants[words[0]] = formula
+                name, at, arm = key.partition("@")
+                if name != "model":
+                    continue
+                if value not in FORMULAS:
+                    raise ValueError(f"{path}:{n}: {key}={value}: not a formula "
+                                     f"(one of: {', '.join(FORMULAS)})")
+                if at and not arm:
+                    raise ValueError(f"{path}:{n}: {key}: say model@ARM=F")
+                models[arm] = value
+            variants[words[0]] = models
     return variants
+
+
+def read_variants(files=None):
+    """{variant: formula or None}: each variant's own formula (model=)."""
+    return {v: m[""] for v, m in read_variant_models(files).items()}
+
+
+@functools.lru_cache(maxsize=None)
+def variant_models():
+    """The suite's variants and their formulas by arm, read once."""
+    return read_variant_models()
 
 
 @functools.lru_cache(maxsize=None)
 def variants():
-    """The suite's variants and their formulas, read once."""
-    return read_variants()
+    """The suite's variants and their own formulas, read once."""
+    return {v: m[""] for v, m in variant_models().items()}
 
 
 def read_arms(path=None):
@@ -139,21 +157,28 @@ def scan_fraction(formula, usage, emin=0.0, elow=0.0, low_reclaim=False):
     return _clip(1 - protection / max(usage, protection))
 
 
-def formula_of(kernel, table=None, arm_table=None):
+def formula_of(kernel, table=None, arm_table=None, overrides=None):
     """The formula a kernel (arm) of a run follows, or None when the suite
     has no model for it (a variant without model=, e.g. a kernel brought by
     the user, or an unknown arm). An arm's model= in bench/arms says which:
     K@mglru the cliff (MGLRU reclaims without get_scan_count()'s scaling);
     K@zswap and K@norecursive K's own (zswap changes where swapped pages
     go, not who is scanned; the scenarios protect the cgroup that holds the
-    pages itself, so the mount option changes nothing there). table:
-    {variant: formula}, arm_table: {arm: model}, by default the suite's."""
+    pages itself, so the mount option changes nothing there). A variant's
+    model@ARM= in patches/variants comes before the arm's. table: {variant:
+    formula}, arm_table: {arm: model}, overrides: {variant: {arm:
+    formula}}, by default the suite's."""
     base, _, arm = kernel.partition("@")
     formula = (variants() if table is None else table).get(base)
     if formula is None:
         return None
     if not arm:
         return formula
+    if overrides is None:
+        overrides = variant_models() if table is None else {}
+    own = overrides.get(base, {})
+    if arm in own:
+        return own[arm]
     model = (arms() if arm_table is None else arm_table).get(arm)
     return formula if model == "variant" else model
 

@@ -202,6 +202,24 @@ class Model(unittest.TestCase):
                 fh.write("bad\tseries=1 model=6.2\tbad\n")
             with self.assertRaisesRegex(ValueError, r"variants.local:4: model=6.2: not a formula"):
                 model.read_variants([local])
+            # model@ARM= overrides the arm's model for that variant only; a
+            # wrong one is refused like model=.
+            with open(local, "w") as fh:
+                fh.write("prop\tpatches=/x base=patched model=6.1 model@mglru=6.1\tMGLRU fixed\n"
+                         "plain\tpatches=/x base=patched model=6.1\tstock\n")
+            overrides = model.read_variant_models([local])
+            table = model.read_variants([local])
+            self.assertEqual(model.formula_of("prop@mglru", table, overrides=overrides), "6.1")
+            self.assertEqual(model.formula_of("plain@mglru", table, overrides=overrides), "cliff")
+            self.assertEqual(model.formula_of("prop@zswap", table, overrides=overrides), "6.1")
+            with open(local, "w") as fh:
+                fh.write("bad\tpatches=/x model=6.1 model@mglru=nope\tx\n")
+            with self.assertRaisesRegex(ValueError, "variants.local:1: model@mglru=nope"):
+                model.read_variant_models([local])
+        # The suite's own: MGLRU is the cliff on patched, 6.1's formula on
+        # the variant with the MGLRU port.
+        self.assertEqual(model.formula_of("patched@mglru"), "cliff")
+        self.assertEqual(model.formula_of("mglru-prop@mglru"), "6.1")
 
     def test_arms_file(self):
         # Each arm's model comes from bench/arms: mglru is the cliff, the
