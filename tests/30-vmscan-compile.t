@@ -13,8 +13,8 @@ KOBJ=${KOBJ:-${BUILD_DIR:-$SUITE_ROOT/build}/obj}
 	skip_all "linux-source tarball missing (make deps installs it)"
 
 declare -A sums
-# The series variants and the others that change mm/vmscan.c (not the
-# revert variants of the seed checks, whose mm/vmscan.c is patched's).
+# The series variants and the others that change mm/vmscan.c; a variant
+# named revert-* reverts a fix elsewhere and compiles patched's object.
 mapfile -t variants < <(awk '!/^#/ && NF && $1 !~ /^revert-/ { print $1 }' "$SUITE_ROOT/patches/variants")
 [ "${#variants[@]}" -ge 6 ]
 ok $? "patches/variants names the variants that change mm/vmscan.c (${#variants[@]})"
