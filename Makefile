@@ -83,8 +83,9 @@ compare: ## compare two runs (e.g. an A/A check): make compare A=<run> B=<run>
 	@test -n "$(A)" -a -n "$(B)" || { echo "make compare: say A= and B= (run ids or directories)" >&2; exit 2; }
 	@$(PYTHON) analysis/compare.py $(call run_dir,$(A)) $(call run_dir,$(B)) $(if $(METRIC),--metric $(METRIC))
 
-# make peers: every variant unless KERNELS= says otherwise.
-PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 { print $$1 }'))
+# make peers: every variant but the revert ones (which change nothing test_memcontrol
+# looks at), unless KERNELS= says otherwise.
+PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 && $$1 !~ /^revert-/ { print $$1 }'))
 
 .PHONY: peers
 peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id] [REPEAT=n]
@@ -93,6 +94,28 @@ peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, 
 	@bench/selftests.sh build $(call variants_of,$(PEER_KERNELS))
 	@bench/selftests.sh run $(RUN) $(PEER_KERNELS) $(if $(REPEAT),--repeat $(REPEAT))
 	@$(PYTHON) analysis/report.py results/$(RUN)
+
+# make regress: each seed check on the kernel with its fix and on the
+# revert that must fail, as bench/regress lists them; CHECKS= picks checks.
+# The variants are built in the file's order (revert-08d1d0, which rebuilds
+# most of the kernel, last).
+REGRESS_ARGS = $(foreach c,$(CHECKS),--check $(c))
+
+.PHONY: regress
+regress: deps ## the merge's other fixes checked in the guest, with the fix and reverted: make regress [RUN=id] [CHECKS="kmalloc nomemcg"]
+	@kernels=$$(bench/seeds.sh kernels $(REGRESS_ARGS)) || exit 2; \
+		$(KERNEL_SH) build $$(printf '%s\n' $$kernels | sed 's/@.*//' | awk '!seen[$$0]++')
+	@rootfs/build.sh > /dev/null
+	@bench/seeds.sh regress $(RUN) $(REGRESS_ARGS)
+
+# make seeds: the checks on kernels of your choosing (no expectations).
+SEED_KERNELS = $(if $(KERNELS),$(KERNELS),patched patched@slubdebug)
+
+.PHONY: seeds
+seeds: deps ## the seed checks on KERNELS (default patched, patched@slubdebug): make seeds [RUN=id] [KERNELS=...] [CHECKS=...]
+	@$(KERNEL_SH) build $(call variants_of,$(SEED_KERNELS))
+	@rootfs/build.sh > /dev/null
+	@bench/seeds.sh run $(RUN) $(SEED_KERNELS) $(REGRESS_ARGS)
 
 .PHONY: kernels
 kernels: deps ## build kernel variants: all, or KERNELS="control patched"

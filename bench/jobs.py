@@ -443,12 +443,16 @@ def split_kernel(kernel, arms=None):
 
 def apply_arm(text, arm):
     """Job file text with arm's job keys set: a key the text has gets the
-    arm's value, one it has not is added."""
+    arm's value (cmdline the arm's words after its own), one it has not is
+    added."""
     out, done = [], set()
     for line in text.splitlines():
         m = _LINE.fullmatch(line)
         if m and not line.lstrip().startswith("#") and m.group(1) in arm.keys:
-            out.append(f"{m.group(1)} = {arm.keys[m.group(1)]}")
+            value = arm.keys[m.group(1)]
+            if m.group(1) == "cmdline" and m.group(2).strip():
+                value = f"{m.group(2).strip()} {value}"
+            out.append(f"{m.group(1)} = {value}")
             done.add(m.group(1))
         else:
             out.append(line)

@@ -21,7 +21,9 @@ CONFIG_DIR=$PATCH_DIR/configs
 VARIANTS_LOCAL=${VARIANTS_LOCAL:-$SUITE_ROOT/variants.local}
 VARIANT_FILES=("$PATCH_DIR/variants" "$VARIANTS_LOCAL")
 # Bump when the way a kernel is built changes, so old builds are redone.
-BUILD_RECIPE=2
+BUILD_RECIPE=3
+# The suite's own kernel modules (KUnit checks), built against each variant.
+MODULE_DIR=$SUITE_ROOT/workloads/kunit
 
 # Options every guest kernel needs (checked for prebuilt kernels too).
 GUEST_FRAGMENTS=("$CONFIG_DIR/guest.config")
@@ -417,6 +419,7 @@ source_inputs_hash() {
 tarball=$(tarball_id)
 series=$series_hash
 config=$(config_inputs_hash)
+modules=$(sha256_of_files "$MODULE_DIR"/*)
 gcc=$(gcc_id)"
 }
 
@@ -460,6 +463,29 @@ make_with_progress() {
 	fi
 }
 
+# Build the tree's modules (for Module.symvers) and the suite's own against
+# it, with the LOCALVERSION of the bzImage just built (so kernel.release,
+# and with it the modules' vermagic, stays the variant's); copy the suite's
+# .ko files into $2.
+build_modules() {
+	local v=$1 dest=$2 dir=$BUILD_DIR/modules/$1 blog=$KOUT/$1.build.log
+	log "[$v] building modules and the suite's KUnit modules"
+	kmake -j"$JOBS" LOCALVERSION="-$v" modules >> "$blog" 2>&1 || {
+		tail -n 30 "$blog" >&2
+		rm -rf "$dest"
+		die "building the modules of variant '$v' failed; see $blog"
+	}
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp "$MODULE_DIR"/* "$dir/"
+	kmake LOCALVERSION="-$v" M="$dir" modules >> "$blog" 2>&1 || {
+		tail -n 30 "$blog" >&2
+		rm -rf "$dest"
+		die "building the suite's KUnit modules for variant '$v' failed; see $blog"
+	}
+	cp "$dir"/*.ko "$dest/"
+}
+
 # Write manifest.json for the kernel in directory $1 from key=value lines.
 write_manifest() {
 	local dir=$1 first=1 key val kv
@@ -493,7 +519,7 @@ json_list() {
 }
 
 build_source_variant() {
-	local v=$1 start hash series_hash out tmp names=() p
+	local v=$1 start hash series_hash out tmp names=() mods=() p
 	local -a patches
 	ensure_source
 	mapfile -t patches < <(variant_patches "$v")
@@ -517,16 +543,19 @@ build_source_variant() {
 
 	out=$KOUT/$v
 	tmp=$(mktemp -d "$KOUT/.$v.XXXXXX")
+	build_modules "$v" "$tmp"
 	cp "$KOBJ/arch/x86/boot/bzImage" "$KOBJ/System.map" "$tmp/"
 	cp "$KOBJ/.config" "$tmp/config"
 	mv "$KOUT/$v.build.log" "$tmp/build.log"
 	for p in "${patches[@]}"; do names+=("$(basename "$p")"); done
+	for p in "$tmp"/*.ko; do mods+=("$(basename "$p")"); done
 	write_manifest "$tmp" "schema=1" "variant=$v" "kind=source" \
 		"description=$(variant_desc "$v")" \
 		"kernel_release=$(cat "$KOBJ/include/config/kernel.release")" \
 		"source_package=$SOURCE_PKG $(dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2> /dev/null || echo unknown)" \
 		"source_version=$(kernel_version)" \
 		"patches=$(json_list "${names[@]}")" \
+		"modules=$(json_list "${mods[@]}")" \
 		"series_hash=$series_hash" \
 		"config_hash=$(sha256sum < "$tmp/config" | cut -d' ' -f1)" \
 		"inputs_hash=$hash" \

@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 export VARIANTS_LOCAL=$tmp/variants.local
 
 # The files the series touches and the header it must leave alone.
-files="mm/vmscan.c include/linux/memcontrol.h Makefile"
+files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c Makefile"
 members=""
 for f in $files; do members="$members linux-source-6.1/$f"; done
 # shellcheck disable=SC2086
@@ -118,6 +118,39 @@ is "$(stat -c %Y "$tree/include/linux/memcontrol.h")" "$(date -d 2000-01-01 +%s)
 	"switching variant leaves files it does not change untouched"
 [ "$(stat -c %Y "$tree/mm/vmscan.c")" != "$(date -d 2000-01-01 +%s)" ]
 ok $? "switching variant rewrites mm/vmscan.c"
+
+# The revert variants of the seed checks: each is patched plus one patch that
+# changes mm/slab_common.c alone and takes out what its fix added.
+slab_differs_only() {
+	local d
+	d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+	[ "$d" = "Files stock/mm/slab_common.c and linux-source-6.1/mm/slab_common.c differ" ]
+}
+count() { grep -c -- "$1" "$2"; }
+out=$("$KERNEL" apply revert-59bb47 "$tree" 2>&1)
+ok $? "variant revert-59bb47 applies cleanly${out:+: $out}"
+slab_differs_only
+ok $? "revert-59bb47 changes mm/slab_common.c and nothing else"
+is "$(count 'align = max(align, size);' "$tmp/stock/mm/slab_common.c")/$(count 'align = max(align, size);' "$tree/mm/slab_common.c")" \
+	1/0 "revert-59bb47: create_boot_cache() no longer aligns power-of-two caches to their size"
+out=$("$KERNEL" apply revert-6a486c "$tree" 2>&1)
+ok $? "variant revert-6a486c applies cleanly${out:+: $out}"
+slab_differs_only
+ok $? "revert-6a486c changes mm/slab_common.c and nothing else"
+is "$(count NR_SLAB_UNRECLAIMABLE_B "$tmp/stock/mm/slab_common.c")/$(count NR_SLAB_UNRECLAIMABLE_B "$tree/mm/slab_common.c")" \
+	2/0 "revert-6a486c: large kmalloc() and its kfree() no longer count in NR_SLAB_UNRECLAIMABLE_B"
+grep -q 'align = max(align, size);' "$tree/mm/slab_common.c"
+ok $? "revert-6a486c keeps the alignment fix"
+
+# The nomemcg check's revert: patched plus one patch to include/linux/memcontrol.h.
+out=$("$KERNEL" apply revert-08d1d0 "$tree" 2>&1)
+ok $? "variant revert-08d1d0 applies cleanly${out:+: $out}"
+d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+is "$d" "Files stock/include/linux/memcontrol.h and linux-source-6.1/include/linux/memcontrol.h differ" \
+	"revert-08d1d0 changes include/linux/memcontrol.h and nothing else"
+foreign() { sed -n '/^static inline void mem_cgroup_track_foreign_dirty(/,/^}/p' "$1/include/linux/memcontrol.h"; }
+is "$(foreign "$tmp/stock" | grep -c 'mem_cgroup_disabled()\|memcg && ')/$(foreign "$tree" | grep -c 'mem_cgroup_disabled()\|memcg && ')" \
+	2/0 "revert-08d1d0: mem_cgroup_track_foreign_dirty() no longer returns early without memcg, nor tests the memcg for NULL"
 
 # A patch that does not apply: named with its hunk, tree left as it was.
 mkdir -p "$tmp/bad"

@@ -133,6 +133,13 @@ class Jobs(Temp):
         text = jobs.apply_arm("# lru_gen = off stays a comment\nmemory = 1G\nlru_gen=off\n", arm)
         self.assertEqual(text, "# lru_gen = off stays a comment\nmemory = 1G\nlru_gen = on\nrecursiveprot = off\n")
 
+    def test_arm_cmdline_adds_words(self):
+        # A job's own command line words stay; the arm's come after them.
+        arm = jobs.Arm("x", {"cmdline": "slub_debug=FZPU"}, "variant", "", "-")
+        self.assertEqual(jobs.apply_arm("cmdline = cgroup_disable=memory\n", arm),
+                         "cmdline = cgroup_disable=memory slub_debug=FZPU\n")
+        self.assertEqual(jobs.apply_arm("memory = 1G\n", arm), "memory = 1G\ncmdline = slub_debug=FZPU\n")
+
     def test_job_for_kernel(self):
         path = self.write("job.conf", "memory = 1G\nlru_gen = off\n")
         job, variant, arm = jobs.job_for_kernel("patched@mglru", path)
