@@ -563,10 +563,11 @@ def read_host_json(path):
     return data, None
 
 
-def job_ok(rundir):
-    """Whether guest.sh's verdict in rundir/result.json is ok."""
+def job_ok(rundir, results=("ok",)):
+    """Whether guest.sh's verdict in rundir/result.json is one of results
+    (by default: ok)."""
     data, _ = read_host_json(os.path.join(rundir, "result.json"))
-    return data is not None and data.get("result") == "ok"
+    return data is not None and data.get("result") in results
 
 
 def suite_version():
@@ -731,7 +732,7 @@ USAGE = """usage: jobs.py COMMAND [ARGS]   (for guest.sh and selftests.sh)
                                  write RUNDIR/result.json
   meta RUNDIR KERNEL KDIR ACCEL ROOTFS QEMU_VERSION
                                  write RUNDIR/meta.json
-  job-ok RUNDIR                  exit 0 if RUNDIR's verdict is ok
+  job-ok RUNDIR [RESULT...]      exit 0 if RUNDIR's verdict is ok (or one of RESULTs)
   variant KERNEL                 the variant of K or K@ARM (checks the arm)
   arms                           the arms: name, job keys, model, description
 """
@@ -755,7 +756,7 @@ def main(argv):
     if cmd in ("help", "-h", "--help"):
         print(USAGE, end="")
         return 0
-    if cmd not in want or len(args) != want[cmd]:
+    if cmd not in want or len(args) != want[cmd] and not (cmd == "job-ok" and args):
         print(USAGE, end="", file=sys.stderr)
         return EX_USAGE
     try:
@@ -777,7 +778,7 @@ def main(argv):
         elif cmd == "meta":
             write_meta(*args)
         elif cmd == "job-ok":
-            return 0 if job_ok(args[0]) else EX_FAIL
+            return 0 if job_ok(args[0], tuple(args[1:]) or ("ok",)) else EX_FAIL
         elif cmd == "variant":
             print(split_kernel(args[0])[0])
         elif cmd == "arms":

@@ -144,22 +144,36 @@ check_arg() {
 	[[ " ${CHECKS[*]} " == *" $1 "* ]] || usage_error "no check '$1'; the checks: ${CHECKS[*]}"
 }
 
+# parse_checks ARG...: each --check NAME into CHECKS_GIVEN (refused unless
+# NAME is a check), every other word into WORDS; an unknown option is a
+# usage error.
+parse_checks() {
+	CHECKS_GIVEN=()
+	WORDS=()
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--check)
+			[ $# -ge 2 ] || usage_error "--check needs a name (${CHECKS[*]})"
+			check_arg "$2"
+			CHECKS_GIVEN+=("$2")
+			shift 2
+			;;
+		-*) usage_error "unknown option '$1'" ;;
+		*)
+			WORDS+=("$1")
+			shift
+			;;
+		esac
+	done
+}
+
 # job_judged DIR: whether the job in DIR has a verdict from the guest or
 # about it (result.json: ok, agent-error, timeout, panic, no-status): an
 # oops, a hang or a panic is what some checks look for. A job QEMU could
 # not run (qemu-error), or with no result.json, is run again; so is any
 # job whose directory you remove.
 job_judged() {
-	[ -f "$1/result.json" ] || return 1
-	/usr/bin/python3 - "$1/result.json" <<'EOF2'
-import json, sys
-try:
-    with open(sys.argv[1]) as f:
-        r = json.load(f).get("result")
-except (OSError, ValueError, AttributeError):
-    sys.exit(1)
-sys.exit(0 if r in ("ok", "agent-error", "timeout", "panic", "no-status") else 1)
-EOF2
+	/usr/bin/python3 "$JOBS_PY" job-ok "$1" ok agent-error timeout panic no-status 2> /dev/null
 }
 
 # run_jobs RUN_ID "CHECK KERNEL"...: one guest job per pair, into
@@ -210,27 +224,14 @@ run_jobs() {
 }
 
 cmd_run() {
-	local id=$1 k check kernels=() checks=() pairs=() table=()
+	local id=$1 k check checks pairs=() table=()
 	shift
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--check)
-			[ $# -ge 2 ] || usage_error "--check needs a name (${CHECKS[*]})"
-			check_arg "$2"
-			checks+=("$2")
-			shift 2
-			;;
-		-*) usage_error "unknown option '$1'" ;;
-		*)
-			kernels+=("$1")
-			shift
-			;;
-		esac
-	done
-	[ ${#kernels[@]} -gt 0 ] || usage_error "usage: $PROG run RUN_ID KERNEL... [--check NAME]"
+	parse_checks "$@"
+	[ ${#WORDS[@]} -gt 0 ] || usage_error "usage: $PROG run RUN_ID KERNEL... [--check NAME]"
+	checks=("${CHECKS_GIVEN[@]}")
 	[ ${#checks[@]} -gt 0 ] || checks=("${CHECKS[@]}")
 	for check in "${checks[@]}"; do
-		for k in "${kernels[@]}"; do pairs+=("$check $k"); done
+		for k in "${WORDS[@]}"; do pairs+=("$check $k"); done
 		table+=(--check "$check")
 	done
 	run_jobs "$id" "${pairs[@]}"
@@ -246,19 +247,11 @@ matrix_pairs() {
 }
 
 cmd_regress() {
-	local id=$1 checks=() pairs=()
+	local id=$1 checks pairs=()
 	shift
-	while [ $# -gt 0 ]; do
-		case "$1" in
-		--check)
-			[ $# -ge 2 ] || usage_error "--check needs a name (${CHECKS[*]})"
-			check_arg "$2"
-			checks+=("$2")
-			shift 2
-			;;
-		*) usage_error "unknown argument '$1' (regress RUN_ID [--check NAME]...)" ;;
-		esac
-	done
+	parse_checks "$@"
+	[ ${#WORDS[@]} -eq 0 ] || usage_error "unknown argument '${WORDS[0]}' (regress RUN_ID [--check NAME]...)"
+	checks=("${CHECKS_GIVEN[@]}")
 	local out c table=()
 	out=$(matrix_pairs "${checks[@]}") || exit "$EX_USAGE"
 	[ -n "$out" ] || die "$MATRIX names no kernel for ${checks[*]:-any check}"
@@ -282,15 +275,10 @@ main() {
 		cmd_run "$@"
 		;;
 	kernels)
-		local checks=() out
-		while [ $# -gt 0 ]; do
-			if [ "$1" != --check ] || [ $# -lt 2 ]; then
-				usage_error "usage: $PROG kernels [--check NAME]..."
-			fi
-			check_arg "$2"
-			checks+=("$2")
-			shift 2
-		done
+		local out
+		parse_checks "$@"
+		[ ${#WORDS[@]} -eq 0 ] || usage_error "usage: $PROG kernels [--check NAME]..."
+		local checks=("${CHECKS_GIVEN[@]}")
 		out=$(matrix_pairs "${checks[@]}") || exit "$EX_USAGE"
 		# In the order given, each once (a revert that rebuilds much is
 		# best listed last).

@@ -189,8 +189,14 @@ class HostJson(Temp):
         self.assertEqual(lines[0], "line 6")
         self.assertEqual(lines[-1], '[0mlast "one"\\')
         self.assertFalse(jobs.job_ok(d))
+        # A seed check keeps a job that panicked: its verdict is a finding.
+        self.assertTrue(jobs.job_ok(d, ("ok", "timeout", "panic")))
+        cli = [sys.executable, os.path.join(ROOT, "bench", "jobs.py"), "job-ok", d]
+        self.assertEqual(subprocess.run(cli).returncode, 1)
+        self.assertEqual(subprocess.run(cli + ["ok", "panic"]).returncode, 0)
         jobs.write_result(d, "ok", "the job finished", 1, 0.5)
         self.assertTrue(jobs.job_ok(d))
+        self.assertFalse(jobs.job_ok(d, ("timeout", "panic")))
 
     def test_meta_names_variant_and_arm(self):
         d = self.tmp
