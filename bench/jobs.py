@@ -83,6 +83,14 @@ def check_value(type_, value):
         return None if re.fullmatch(r"[1-9][0-9]*", value) else f"'{value}' is not a positive whole number"
     if type_ == "seconds":
         return None if re.fullmatch(r"[0-9]+", value) else f"'{value}' is not a whole number of seconds"
+    if type_ == "windows":
+        words = value.split()
+        if not words:
+            return "no seconds given"
+        for word in words:
+            if not re.fullmatch(r"[0-9]+", word) or int(word) == 0:
+                return f"'{word}' is not a whole number of seconds above 0"
+        return None
     if type_ == "interval":
         if re.fullmatch(r"[0-9]+(\.[0-9]+)?", value) and float(value) > 0:
             return None
@@ -133,12 +141,12 @@ SCENARIO_KEYS = [Key(*k) for k in (
     ("warmup", "30", "seconds", "seconds before the first step"),
     ("steps", None, "steps", "the knob's values, going down"),
     ("settle", "10", "seconds", "seconds after a step before its window"),
-    ("window", "30", "seconds", "seconds measured at each step"),
+    ("window", "30", "windows", "seconds measured at each step: one number, or one per step"),
     ("repeats", "3", "count", "repeats of a run"),
     ("quick.steps", None, "steps", "steps of the quick profile"),
     ("quick.warmup", None, "seconds", "warmup of the quick profile"),
     ("quick.settle", None, "seconds", "settle of the quick profile"),
-    ("quick.window", None, "seconds", "window of the quick profile"),
+    ("quick.window", None, "windows", "window of the quick profile"),
     ("quick.repeats", None, "count", "repeats of the quick profile"),
 )]
 
@@ -317,6 +325,11 @@ class Scenario(KvFile):
             elif prev is not None and x > prev:
                 self.refuse(steps_key, f"not going down ({word} after a smaller step)")
             prev, prev_kind = x, kind
+        windows = (v["window"] or "").split()
+        steps = (v["steps"] or "").split()
+        if len(windows) > 1 and len(windows) != len(steps):
+            key = "quick.window" if self.profile == "quick" and "quick.window" in self.lines else "window"
+            self.refuse(key, f"{len(windows)} windows for {len(steps)} steps: give one, or one per step")
         if self.errors:
             raise Refused(self.errors)
 
@@ -328,9 +341,15 @@ class Scenario(KvFile):
     def repeats(self):
         return int(self.values["repeats"])
 
+    @property
+    def windows(self):
+        """Each step's measuring window, in seconds."""
+        w = [int(x) for x in self.values["window"].split()]
+        return w * len(self.steps) if len(w) == 1 else w
+
     def seconds(self):
         v = self.values
-        return int(v["warmup"]) + len(self.steps) * (int(v["settle"]) + int(v["window"]))
+        return int(v["warmup"]) + len(self.steps) * int(v["settle"]) + sum(self.windows)
 
     def job_conf(self):
         """The job file guest.sh runs this scenario with (an arm's keys are
@@ -376,7 +395,8 @@ class Scenario(KvFile):
             ("SC_WARMUP", v["warmup"]),
             ("SC_STEPS", shlex.quote(v["steps"])),
             ("SC_SETTLE", v["settle"]),
-            ("SC_WINDOW", v["window"]),
+            # One window a step, in the steps' order.
+            ("SC_WINDOW", shlex.quote(" ".join(str(w) for w in self.windows))),
         ]
         return "".join(f"{k}={val}\n" for k, val in env)
 

@@ -78,7 +78,8 @@ class Scenarios(Temp):
                 self.assertEqual(int(job["timeout"]), sc.seconds() + jobs.JOB_SLACK)
                 steps, window = sourced(share[0], "SC_STEPS", "SC_WINDOW")
                 self.assertEqual(steps.split(), sc.steps, name)
-                self.assertEqual(window, sc.values["window"])
+                self.assertEqual([int(w) for w in window.split()], sc.windows, name)
+                self.assertEqual(len(sc.windows), len(sc.steps), name)
 
     def test_low_reclaim_in_bytes_and_quick_profile(self):
         sc = jobs.Scenario("low-reclaim", "quick")
@@ -104,6 +105,33 @@ class Scenarios(Temp):
             with self.assertRaises(jobs.Refused) as e:
                 jobs.Scenario("via")
             self.assertIn("via.conf:2: knob.via: 'dbus' is not systemd or cgroupfs", str(e.exception))
+        finally:
+            jobs.SCENARIO_DIR = old
+
+    def test_a_window_per_step(self):
+        self.write("per.conf", "workload = ws --size 400M\nwarmup = 10\nsettle = 2\n"
+                   "steps = 90% 50% 0%\nwindow = 12 6 3\nquick.steps = 50%\n")
+        self.write("count.conf", "workload = ws --size 400M\nsteps = 90% 50% 0%\nwindow = 12 6\n")
+        self.write("zero.conf", "workload = ws --size 400M\nsteps = 90% 0%\nwindow = 6 0\n")
+        self.write("qcount.conf", "workload = ws --size 400M\nsteps = 90% 0%\nwindow = 6\n"
+                   "quick.steps = 50%\nquick.window = 3 3\n")
+        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
+        try:
+            sc = jobs.Scenario("per")
+            self.assertEqual(sc.windows, [12, 6, 3])
+            self.assertEqual(sc.seconds(), 10 + 3 * 2 + 12 + 6 + 3)
+            env = self.write("per.env", sc.scenario_env())
+            self.assertEqual(sourced(env, "SC_WINDOW"), ["12 6 3"])
+            # The quick profile's one step keeps a window of its own count.
+            with self.assertRaises(jobs.Refused) as e:
+                jobs.Scenario("per", "quick")
+            self.assertIn("per.conf:5: window: 3 windows for 1 steps", str(e.exception))
+            for name, line, key, said in (("count", 3, "window", "2 windows for 3 steps"),
+                                          ("zero", 3, "window", "'0' is not a whole number of seconds above 0"),
+                                          ("qcount", 5, "quick.window", "2 windows for 1 steps")):
+                with self.assertRaises(jobs.Refused) as e:
+                    jobs.Scenario(name, "quick" if name == "qcount" else "full")
+                self.assertIn(f"{name}.conf:{line}: {key}: {said}", str(e.exception))
         finally:
             jobs.SCENARIO_DIR = old
 
