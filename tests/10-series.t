@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 export VARIANTS_LOCAL=$tmp/variants.local
 
 # The files the series touches and the header it must leave alone.
-files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c Makefile"
+files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c mm/sparse.c fs/ocfs2/aops.c fs/fs-writeback.c mm/page_alloc.c Makefile"
 members=""
 for f in $files; do members="$members linux-source-6.1/$f"; done
 # shellcheck disable=SC2086
@@ -151,6 +151,48 @@ is "$d" "Files stock/include/linux/memcontrol.h and linux-source-6.1/include/lin
 foreign() { sed -n '/^static inline void mem_cgroup_track_foreign_dirty(/,/^}/p' "$1/include/linux/memcontrol.h"; }
 is "$(foreign "$tmp/stock" | grep -c 'mem_cgroup_disabled()\|memcg && ')/$(foreign "$tree" | grep -c 'mem_cgroup_disabled()\|memcg && ')" \
 	2/0 "revert-08d1d0: mem_cgroup_track_foreign_dirty() no longer returns early without memcg, nor tests the memcg for NULL"
+
+# The ocfs2 check's revert: patched plus one patch to fs/ocfs2/aops.c.
+out=$("$KERNEL" apply revert-7a243c "$tree" 2>&1)
+ok $? "variant revert-7a243c applies cleanly${out:+: $out}"
+d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+is "$d" "Files stock/fs/ocfs2/aops.c and linux-source-6.1/fs/ocfs2/aops.c differ" \
+	"revert-7a243c changes fs/ocfs2/aops.c and nothing else"
+dio_get_block() { sed -n '/^static int ocfs2_dio_wr_get_block(/,/^}/p' "$1/fs/ocfs2/aops.c"; }
+is "$(dio_get_block "$tmp/stock" | grep -c endblk)/$(dio_get_block "$tree" | grep -c endblk)" \
+	6/0 "revert-7a243c: ocfs2_dio_wr_get_block() no longer splits the mapping at i_size nor marks blocks past it new"
+
+# The prototypes check's revert: patched plus one patch to mm/sparse.c.
+out=$("$KERNEL" apply revert-758b8d "$tree" 2>&1)
+ok $? "variant revert-758b8d applies cleanly${out:+: $out}"
+d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+is "$d" "Files stock/mm/sparse.c and linux-source-6.1/mm/sparse.c differ" \
+	"revert-758b8d changes mm/sparse.c and nothing else"
+is "$(grep -c '^static void subsection_mask_set(' "$tmp/stock/mm/sparse.c")/$(grep -c '^void subsection_mask_set(' "$tree/mm/sparse.c")" \
+	1/1 "revert-758b8d: subsection_mask_set() is no longer static"
+
+# The sync check's revert: patched plus one patch to fs/fs-writeback.c.
+out=$("$KERNEL" apply revert-8e00c4 "$tree" 2>&1)
+ok $? "variant revert-8e00c4 applies cleanly${out:+: $out}"
+d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+is "$d" "Files stock/fs/fs-writeback.c and linux-source-6.1/fs/fs-writeback.c differ" \
+	"revert-8e00c4 changes fs/fs-writeback.c and nothing else"
+finish() { sed -n '/^static void finish_writeback_work(/,/^}/p' "$1/fs/fs-writeback.c"; }
+is "$(finish "$tmp/stock" | grep -c 'wake_up_all(done->waitq)')/$(finish "$tree" | grep -c 'wake_up_all(done->waitq)')" \
+	0/1 "revert-8e00c4: finish_writeback_work() reads done->waitq after the decrement again"
+
+# The initfree check's revert: patched plus one patch to mm/page_alloc.c.
+out=$("$KERNEL" apply revert-234fdc "$tree" 2>&1)
+ok $? "variant revert-234fdc applies cleanly${out:+: $out}"
+d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+is "$d" "Files stock/mm/page_alloc.c and linux-source-6.1/mm/page_alloc.c differ" \
+	"revert-234fdc changes mm/page_alloc.c and nothing else"
+order() { sed -n '/^static __always_inline bool free_pages_prepare(/,/^}/p' "$1/mm/page_alloc.c" |
+	grep -o 'arch_free_page(page, order)\|kernel_poison_pages(page\|kernel_init_pages(page' | tr '\n' ' '; }
+is "$(order "$tree")" "arch_free_page(page, order) kernel_poison_pages(page kernel_init_pages(page " \
+	"revert-234fdc: free_pages_prepare() calls arch_free_page() before poisoning and zeroing"
+is "$(order "$tmp/stock")" "kernel_poison_pages(page kernel_init_pages(page arch_free_page(page, order) " \
+	"stock 6.1 calls it after them"
 
 # A patch that does not apply: named with its hunk, tree left as it was.
 mkdir -p "$tmp/bad"
