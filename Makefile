@@ -102,9 +102,9 @@ peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, 
 REGRESS_ARGS = $(foreach c,$(CHECKS),--check $(c))
 
 .PHONY: regress
-regress: deps ## the merge's other fixes checked in the guest, with the fix and reverted: make regress [RUN=id] [CHECKS="kmalloc nomemcg"]
+regress: deps ## the merge's other fixes checked in the guest, with the fix and reverted: make regress [RUN=id] [CHECKS="kmalloc ocfs2"]
 	@kernels=$$(bench/seeds.sh kernels $(REGRESS_ARGS)) || exit 2; \
-		$(KERNEL_SH) build $$(printf '%s\n' $$kernels | sed 's/@.*//' | awk '!seen[$$0]++')
+		[ -z "$$kernels" ] || $(KERNEL_SH) build $$(printf '%s\n' $$kernels | sed 's/@.*//' | awk '!seen[$$0]++')
 	@rootfs/build.sh > /dev/null
 	@bench/seeds.sh regress $(RUN) $(REGRESS_ARGS)
 

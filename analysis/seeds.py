@@ -25,6 +25,22 @@ or a panic: the oops in the console is the verdict), passes when the
 guest wrote and synced its files with no oops, and is skipped when the
 memory controller was on after all.
 
+The ocfs2 check writes 1K with O_DIRECT at 14K of an 8K file in a 1M
+cluster: its parts 12K-14K and 15K-16K, the rest of the written block,
+must read back as zeros (they fail with the disk's stale bytes), and the
+file must be 15360 bytes; an oops fails it too.
+
+The prototypes check is a W=1 build of mm/sparse.o on the host: it fails
+on a "no previous prototype" warning and has no result when the build
+itself failed.
+
+The sync check (sync and syncfs in loops against rewritten files) and the
+initfree check (a memory workload under init_on_free=1 or page_poison=1)
+fail on an oops; initfree also on a poisoned page found written after free
+or the workload's data not verifying. Neither has a revert it can be
+counted on to fail: the sync race needs a reused stack slot, and on x86
+arch_free_page() does nothing.
+
 With --expect MATRIX (bench/regress: check, kernel, expected verdict:
 pass, fail, fail:PART,... or undetectable), each verdict is set beside
 the one expected, and each check is "proven" when it passed where its fix
@@ -264,7 +280,141 @@ def nomemcg(jobdir):
             "evidence": "; ".join(f"{fs}: {d}" for fs, (_, d) in parts.items())}
 
 
-CHECKS = {"kmalloc": kmalloc, "nomemcg": nomemcg}
+def ocfs2(jobdir):
+    """An O_DIRECT write past the end of a file on ocfs2: the rest of its
+    block must read back as zeros. Parts: one per range the fix zeroes."""
+    early = booted(jobdir)
+    if early:
+        return early
+    out = os.path.join(jobdir, "guest", "out")
+    error = read_file(os.path.join(out, "error"))
+    if error is not None:
+        # The file system could not be made or written: nothing was checked.
+        return {"verdict": "no-result", "parts": {}, "problems": [error.strip()], "evidence": error.strip()}
+    parts, info = {}, []
+    for line in (read_file(os.path.join(out, "regions")) or "").splitlines():
+        fields = line.split()
+        if len(fields) != 4 or not fields[1].isdigit() or not fields[2].isdigit():
+            continue
+        name, size, nonzero, kind = fields[0], int(fields[1]), int(fields[2]), fields[3]
+        if kind == "zero":
+            parts[name] = ("pass", f"{size} bytes, all zero") if nonzero == 0 else \
+                ("fail", f"{nonzero} of {size} bytes not zero (stale disk data)")
+        else:
+            info.append(f"{name} ({kind}): {nonzero} of {size} bytes not zero")
+    if len(parts) != 2:
+        return {"verdict": "no-result", "parts": parts, "problems": ["the guest wrote no regions"],
+                "evidence": "the guest wrote no regions"}
+    size = (read_file(os.path.join(out, "size")) or "").strip()
+    problems = [] if size == "15360" else [f"the file is {size or '?'} bytes, not 15360"]
+    verdict = "fail" if problems or any(v == "fail" for v, _ in parts.values()) else "pass"
+    return {"verdict": verdict, "parts": parts, "problems": problems,
+            "evidence": "; ".join([f"{p}: {d}" for p, (_, d) in parts.items()] + problems + info)}
+
+
+def booted(jobdir):
+    """The verdict a guest job has before its own output is read (an oops
+    anywhere in the console: fail; a job that did not finish: no-result;
+    the guest's skip: skip), or None when the output is to be judged."""
+    out = os.path.join(jobdir, "guest", "out")
+    result, bad = jobs.read_host_json(os.path.join(jobdir, "result.json"))
+    status = result.get("result") if result else None
+    oops = oops_evidence(read_file(os.path.join(jobdir, "console.log")))
+    if oops:
+        return {"verdict": "fail", "parts": {}, "problems": [] if status == "ok" else [f"job {status}"],
+                "evidence": "kernel: " + " | ".join(oops)}
+    if status != "ok":
+        why = f"job {status or bad or 'did not finish'}"
+        return {"verdict": "no-result", "parts": {}, "problems": [why], "evidence": why + ", and no oops"}
+    skip = read_file(os.path.join(out, "skip"))
+    if skip is not None:
+        return {"verdict": "skip", "parts": {}, "problems": [], "evidence": skip.strip()}
+    return None
+
+
+def sync(jobdir):
+    """sync and syncfs in loops against rewritten files: no oops. Parts:
+    one per file system, with what ran there."""
+    early = booted(jobdir)
+    if early:
+        return early
+    parts = {}
+    for line in (read_file(os.path.join(jobdir, "guest", "out", "counts")) or "").splitlines():
+        fields = line.split()
+        if len(fields) != 4 or not all(f.isdigit() for f in fields[1:]):
+            continue
+        syncs, syncfs, mb = (int(f) for f in fields[1:])
+        said = f"{syncs} syncs and {syncfs} syncfs calls against {mb}M of writes"
+        parts[fields[0]] = ("pass", said) if syncs and syncfs and mb else \
+            ("no-result", said + ": some loop never got round")
+    if "ext4" not in parts:
+        return {"verdict": "no-result", "parts": parts, "problems": ["the guest wrote no counts"],
+                "evidence": "the guest wrote no counts"}
+    problems = [f"{fs}: {d}" for fs, (v, d) in parts.items() if v != "pass"]
+    return {"verdict": "no-result" if problems else "pass", "parts": parts, "problems": problems,
+            "evidence": "; ".join(f"{fs}: {d}" for fs, (_, d) in parts.items()) + ", no oops"}
+
+
+def initfree(jobdir):
+    """Pages zeroed or poisoned on free under a memory workload: no oops,
+    no poisoned page found written, the workload's own data intact."""
+    early = booted(jobdir)
+    if early:
+        return early
+    out = os.path.join(jobdir, "guest", "out")
+    mode = (read_file(os.path.join(out, "mode")) or "").strip()
+    work = dict(line.split(None, 1) for line in (read_file(os.path.join(out, "work")) or "").splitlines()
+                if len(line.split()) == 2)
+    if not mode or not {"stress-ng-vm", "pagecache", "pgfree"} <= set(work):
+        return {"verdict": "no-result", "parts": {}, "problems": ["the guest wrote no mode or work"],
+                "evidence": "the guest wrote no mode or work"}
+    said = f"{mode} on, {work['pgfree']} pages freed"
+    poisoned = [line.strip() for line in (read_file(os.path.join(out, "pagealloc.log")) or "").splitlines()
+                if line.strip()]
+    if poisoned:
+        return {"verdict": "fail", "parts": {}, "problems": [],
+                "evidence": f"{said}; {len(poisoned)} poisoned pages written after free: {poisoned[0]}"}
+    # stress-ng exits 2 when a stressor failed (its data did not verify).
+    if work["stress-ng-vm"] == "2":
+        return {"verdict": "fail", "parts": {}, "problems": [],
+                "evidence": f"{said}; stress-ng's vm stressor failed (its data did not verify)"}
+    bad = [f"{k} exited {v}" for k, v in work.items() if k != "pgfree" and v != "0"]
+    if bad:
+        return {"verdict": "no-result", "parts": {}, "problems": bad, "evidence": f"{said}; " + ", ".join(bad)}
+    return {"verdict": "pass", "parts": {}, "problems": [],
+            "evidence": f"{said} (stress-ng vm 2 x 600M verified, 256M of page cache dropped), no oops"}
+
+
+# A warning, or an error where -Werror won over the build's -Wno-error.
+PROTOTYPE = re.compile(r"(?:warning|error): no previous prototype for .(\w+). "
+                       r"\[-W(?:error=)?missing-prototypes\]")
+
+
+def prototypes(jobdir):
+    """A W=1 build on the host: no missing-prototypes warning."""
+    status = (read_file(os.path.join(jobdir, "status")) or "").strip()
+    log = read_file(os.path.join(jobdir, "warnings.log"))
+    if log is None or not status:
+        return {"verdict": "no-result", "parts": {}, "problems": ["the build left no log"],
+                "evidence": "the build left no log"}
+    lines = [line.strip() for line in log.splitlines()]
+    found = [line for line in lines if PROTOTYPE.search(line)]
+    others = [line for line in lines if ": warning: " in line and not PROTOTYPE.search(line)]
+    tail = f" ({len(others)} other W=1 warnings)" if others else ""
+    if found:
+        names = ", ".join(PROTOTYPE.search(line).group(1) for line in found)
+        return {"verdict": "fail", "parts": {}, "problems": [],
+                "evidence": f"missing prototype: {names}: {found[0]}{tail}"}
+    if status != "0":
+        said = [line for line in lines if "error" in line.lower()][:2] or lines[-2:]
+        return {"verdict": "no-result", "parts": {}, "problems": [f"the build exited {status}"],
+                "evidence": "; ".join([f"the build exited {status}"] + said)}
+    return {"verdict": "pass", "parts": {}, "problems": [],
+            "evidence": f"mm/sparse.o built with W=1, no missing-prototypes warning{tail}"}
+
+
+CHECKS = {"kmalloc": kmalloc, "nomemcg": nomemcg, "ocfs2": ocfs2, "prototypes": prototypes,
+          "sync": sync, "initfree": initfree}
 EXPECTED = re.compile(r"pass|undetectable|fail(?::[a-z0-9]+(?:,[a-z0-9]+)*)?")
 KERNEL = re.compile(r"[A-Za-z0-9._-]+(?:@[A-Za-z0-9._-]+)?")
 
@@ -320,7 +470,7 @@ def expectations(results, matrix):
         if wrong:
             proofs[check] = "not proven: " + ", ".join(wrong)
         elif any(e == "undetectable" for _, _, _, e, _ in mine):
-            proofs[check] = "cannot detect (passes on its revert too, as expected on this architecture)"
+            proofs[check] = "cannot detect (passes on its revert too, as the matrix expects: see why there)"
         elif {"pass", "fail"} <= {e.partition(":")[0] for _, _, _, e, _ in mine}:
             proofs[check] = "proven"
         else:

@@ -39,6 +39,9 @@ usage: $PROG COMMAND [ARGS]
   apply VARIANT [TREE]  put the source tree (or TREE) into VARIANT's state
   config                write the guest .config into the object tree
   compile VARIANT FILE  build one object (e.g. mm/vmscan.o) for VARIANT
+  warnings VARIANT FILE.o...
+                        build the objects afresh with W=1 (the kernel's extra
+                        warnings) for VARIANT and print what the compiler said
   check-config FILE     check a kernel .config for what the guest needs
   add NAME bzimage=F config=C [DESCRIPTION]
   add NAME patches=DIR [base=VARIANT] [DESCRIPTION]
@@ -712,6 +715,27 @@ main() {
 		apply_variant "$1"
 		make_config
 		kmake -s -j"$JOBS" LOCALVERSION="-$1" "$2"
+		;;
+	warnings)
+		[ $# -ge 2 ] || usage_error "usage: $PROG warnings VARIANT FILE.o..."
+		variant_how "$1" > /dev/null
+		[ "$(variant_kind "$1")" = source ] ||
+			die "variant '$1' is prebuilt: there is no tree to build its objects from"
+		local v=$1 f
+		shift
+		for f in "$@"; do
+			[[ "$f" =~ ^[a-z0-9_/-]+\.o$ ]] || usage_error "'$f' is not an object file (e.g. mm/sparse.o)"
+		done
+		lock_tree
+		ensure_source
+		apply_variant "$v"
+		make_config
+		for f in "$@"; do [ -f "$KSRC/${f%.o}.c" ] || die "no ${f%.o}.c in the tree"; done
+		# Removed first: an object that is up to date prints nothing.
+		# -Wno-error: the config's CONFIG_WERROR would turn the first
+		# warning into an error and hide the rest.
+		for f in "$@"; do rm -f "$KOBJ/$f"; done
+		kmake -j"$JOBS" LOCALVERSION="-$v" W=1 KCFLAGS=-Wno-error "$@" 2>&1
 		;;
 	export-selftests)
 		[ $# -eq 2 ] || usage_error "usage: $PROG export-selftests VARIANT DIR"

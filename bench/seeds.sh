@@ -14,6 +14,19 @@
 #            on ext4 (the root) and on XFS (a loop device, where the
 #            kernel has XFS), then sync; the kernel must not oops (upstream
 #            08d1d0e6d0a0).
+#   ocfs2    an O_DIRECT write past the end of a small file on ocfs2
+#            (local mode, 1M clusters, a loop device): the rest of its
+#            file-system block must read back as zeros (upstream
+#            7a243c82ea52).
+#   prototypes  not booted: a W=1 build of mm/sparse.o on the host must not
+#            warn about a missing prototype (upstream 758b8db4a56a).
+#   sync     a smoke check: sync and syncfs in loops while files are
+#            rewritten, on ext4 and XFS; the kernel must not oops (upstream
+#            8e00c4e9dd85, a race this cannot be counted on to hit).
+#   initfree booted with init_on_free=1 (K@pagepoison: page_poison=1 as
+#            well): a memory workload with its data verified, then every
+#            page freed; the kernel must not oops nor find a poisoned page
+#            written (upstream 234fdce892f9, which x86 cannot show).
 # bench/regress lists which kernel each check runs on and the verdict
 # expected there (`regress`).
 set -euo pipefail
@@ -24,7 +37,7 @@ set -euo pipefail
 KERNEL_SH=$SUITE_ROOT/bench/kernel.sh
 GUEST=$SUITE_ROOT/bench/guest.sh
 RESULTS=${RESULTS:-$SUITE_ROOT/results}
-CHECKS=(kmalloc nomemcg)
+CHECKS=(kmalloc nomemcg ocfs2 prototypes sync initfree)
 MATRIX=$SUITE_ROOT/bench/regress
 
 usage() {
@@ -41,13 +54,14 @@ usage: $PROG COMMAND [ARGS]
                  (the fixed kernel and the revert that must fail), then the
                  table with the verdict expected on each
   kernels [--check NAME]...
-                 the kernels bench/regress runs (the checks named, or all)
+                 the kernels bench/regress boots (the checks named, or all)
   table RUN_DIR [--expect FILE]
                  the verdicts of a run; with --expect (bench/regress), whether
                  each is the one expected
 
 Checks: ${CHECKS[*]}. A kernel may be an arm: K@slubdebug boots with SLUB
-debugging (red zones, poisoning) on every cache.
+debugging (red zones, poisoning) on every cache, K@pagepoison with
+page_poison=1.
 EOF2
 }
 
@@ -139,6 +153,207 @@ conf_nomemcg() {
 	echo "timeout = 150"
 }
 
+# The guest side of the ocfs2 check (upstream 7a243c82ea52). An ocfs2 file
+# system in local mode (no cluster stack) with 1M clusters, on a loop
+# device over an image whose every byte is 0xa5, so that data the file
+# system never wrote is not zero. An 8K file written with O_DIRECT, then
+# 1K at 14K with O_DIRECT: both land in the file's first cluster, which
+# the first write made "written", so only the fix marks the block past
+# the old end of file new and has 12K-14K and 15K-16K zeroed. Read back
+# after a remount, from the disk, not the page cache: 15K-16K lies past
+# the end of the file, so it is read from the device at the block filefrag
+# names, after the file system is unmounted. Leaves regions (one
+# line per range: name, bytes, bytes not zero, and whether the fix says
+# it must be zero), size (the file's size) or skip (why not run).
+guest_ocfs2() {
+	cat <<'EOF2'
+#!/bin/sh
+set -u
+if ! grep -qw ocfs2 /proc/filesystems; then
+	echo "the kernel has no ocfs2 (CONFIG_OCFS2_FS)" > skip
+	exit 0
+fi
+if ! command -v mkfs.ocfs2 > /dev/null; then
+	echo "mkfs.ocfs2 is not in the image (ocfs2-tools)" > skip
+	exit 0
+fi
+img=/var/tmp/ocfs2.img
+head -c 256M /dev/zero | tr '\000' '\245' > "$img"
+dev=$(losetup -f --show "$img")
+mkdir -p /mnt/ocfs2
+if ! mkfs.ocfs2 -q -F -M local -b 4K -C 1M -N 1 --nodiscard \
+		--fs-features=append-dio,noinline-data "$dev" > mkfs.log 2>&1; then
+	echo "mkfs.ocfs2 failed: $(tail -1 mkfs.log)" > error
+	exit 0
+fi
+if ! mount -t ocfs2 "$dev" /mnt/ocfs2 2> mount.log; then
+	echo "mount failed: $(tail -1 mount.log)" > error
+	exit 0
+fi
+f=/mnt/ocfs2/dio
+dd if=/dev/urandom of="$f" bs=8K count=1 oflag=direct status=none &&
+	dd if=/dev/urandom of="$f" bs=1K count=1 seek=14 oflag=direct conv=notrunc status=none ||
+	echo "an O_DIRECT write failed" > error
+umount /mnt/ocfs2 && mount -t ocfs2 "$dev" /mnt/ocfs2 || echo "the remount failed" >> error
+stat -c %s "$f" > size
+# The file's first block on the device (4K blocks), for what lies past
+# its end: a read through the file stops at 15K.
+filefrag -v "$f" > filefrag.log 2>&1
+block=$(awk '$1 == "0:" { sub(/\.\./, "", $4); print $4; exit }' filefrag.log)
+nonzero() {
+	dd if="$f" bs=1K skip="$1" count="$2" status=none | tr -d '\000' | wc -c
+}
+{
+	printf '0K-8K 8192 %s written\n' "$(nonzero 0 8)"
+	printf '8K-12K 4096 %s unwritten\n' "$(nonzero 8 4)"
+	printf '12K-14K 2048 %s zero\n' "$(nonzero 12 2)"
+	printf '14K-15K 1024 %s written\n' "$(nonzero 14 1)"
+} > regions.tmp
+umount /mnt/ocfs2
+case $block in
+'' | *[!0-9]*)
+	echo "filefrag found no extent: $(tail -1 filefrag.log)" > error ;;
+*)
+	tail=$(dd if="$dev" bs=1K skip=$((block * 4 + 15)) count=1 \
+		iflag=direct status=none | tr -d '\000' | wc -c)
+	printf '15K-16K 1024 %s zero\n' "$tail" >> regions.tmp ;;
+esac
+mv regions.tmp regions
+losetup -d "$dev"
+rm -f "$img"
+exit 0
+EOF2
+}
+
+files_ocfs2() {
+	:
+}
+
+conf_ocfs2() {
+	echo "timeout = 300"
+}
+
+# The guest side of the sync check (upstream 8e00c4e9dd85: the flusher
+# read a waiter's wb_completion after the waiter could have returned). For
+# 20 s, two writers rewrite 32M files with buffered writes while
+# sync(2) and syncfs(2) (sync -f) run in loops, each waiting on flusher
+# work; on ext4 (the root) and, where the kernel has it, XFS on a loop
+# device. A smoke check: the race needs a reused stack slot in a window of
+# a few instructions. Leaves counts (one line per file system: name,
+# syncs, syncfs calls, MB written) or skip.
+guest_sync() {
+	cat <<'EOF2'
+#!/bin/sh
+set -u
+SECONDS_RUN=20
+storm() {
+	fs=$1 dir=$2 end=$(($(date +%s) + SECONDS_RUN))
+	mkdir -p "$dir/storm"
+	for w in 1 2; do
+		(n=0; while [ "$(date +%s)" -lt "$end" ]; do
+			dd if=/dev/zero of="$dir/storm/w$w" bs=1M count=32 status=none && n=$((n + 32))
+		done; echo "$n" > "w$w.$fs") &
+	done
+	for k in 1 2; do
+		(n=0; while [ "$(date +%s)" -lt "$end" ]; do sync && n=$((n + 1)); done; echo "$n" > "s$k.$fs") &
+		(n=0; while [ "$(date +%s)" -lt "$end" ]; do sync -f "$dir/storm" && n=$((n + 1)); done
+			echo "$n" > "f$k.$fs") &
+	done
+	wait
+	rm -rf "$dir/storm"
+	echo "$fs $(($(cat "s1.$fs") + $(cat "s2.$fs"))) $(($(cat "f1.$fs") + $(cat "f2.$fs")))" \
+		"$(($(cat "w1.$fs") + $(cat "w2.$fs")))" >> counts.tmp
+}
+: > counts.tmp
+storm ext4 /var/tmp
+if grep -qw xfs /proc/filesystems && command -v mkfs.xfs > /dev/null; then
+	truncate -s 300M /var/tmp/xfs.img
+	dev=$(losetup -f --show /var/tmp/xfs.img)
+	mkdir -p /mnt/xfs
+	if mkfs.xfs -q "$dev" && mount "$dev" /mnt/xfs; then
+		storm xfs /mnt/xfs
+		umount /mnt/xfs
+	fi
+	losetup -d "$dev"
+	rm -f /var/tmp/xfs.img
+fi
+mv counts.tmp counts
+exit 0
+EOF2
+}
+
+files_sync() {
+	:
+}
+
+conf_sync() {
+	echo "timeout = 240"
+}
+
+# The guest side of the initfree check (upstream 234fdce892f9: the page
+# allocator handed a page to arch_free_page() before zeroing or poisoning
+# it, which crashed s390, where arch_free_page() takes the page away). The
+# kernel runs with init_on_free=1 (K@pagepoison adds page_poison=1, which
+# then takes precedence: freed pages are filled with a pattern, checked
+# when they are allocated again). stress-ng's vm stressor (two workers,
+# 600M each, its data verified) runs, then 256M of page cache is written,
+# removed and dropped: every page is freed through free_pages_prepare().
+# Leaves mode (which of the two wrote freed pages), work (what ran and how
+# it ended, pgfree over it) and pagealloc.log (the allocator's complaints
+# about poisoned pages written after free), or skip.
+guest_initfree() {
+	cat <<'EOF2'
+#!/bin/sh
+set -u
+dmesg --notime > boot.log
+if grep -q '^Unknown kernel command line parameters.*page_poison' boot.log; then
+	echo "the kernel has no page poisoning (CONFIG_PAGE_POISONING)" > skip
+	exit 0
+fi
+if grep -q 'CONFIG_PAGE_POISONING is on, will take precedence' boot.log; then
+	echo "page_poison" > mode
+elif grep -q 'heap free:on' boot.log; then
+	echo "init_on_free" > mode
+else
+	echo "neither init_on_free nor page_poison is on: $(grep 'mem auto-init' boot.log | head -1)" > skip
+	exit 0
+fi
+before=$(awk '$1 == "pgfree" { print $2 }' /proc/vmstat)
+stress-ng --vm 2 --vm-bytes 600M --vm-method all --verify --timeout 20s > stress.log 2>&1
+echo "stress-ng-vm $?" > work.tmp
+dd if=/dev/urandom of=/var/tmp/initfree.data bs=1M count=256 status=none && sync &&
+	rm /var/tmp/initfree.data && echo 3 > /proc/sys/vm/drop_caches
+echo "pagecache $?" >> work.tmp
+echo "pgfree $(($(awk '$1 == "pgfree" { print $2 }' /proc/vmstat) - before))" >> work.tmp
+dmesg --notime | grep -E '^pagealloc: (memory corruption|single bit error)' > pagealloc.log
+mv work.tmp work
+exit 0
+EOF2
+}
+
+files_initfree() {
+	:
+}
+
+conf_initfree() {
+	echo "cmdline = init_on_free=1"
+	echo "timeout = 240"
+}
+
+# The prototypes check (upstream 758b8db4a56a) is built, not booted: W=1
+# builds of the objects it made warning-free, on the host, in the suite's
+# kernel tree. Leaves warnings.log (what the compiler said) and status
+# (make's exit status). mm/shuffle.o, the fix's other half, is not built:
+# the suite's config has no CONFIG_SHUFFLE_PAGE_ALLOCATOR, and in 6.1 the
+# function the fix made static there no longer exists.
+host_prototypes() {
+	local v=$1 dir=$2 rc=0
+	mkdir -p "$dir"
+	"$KERNEL_SH" warnings "$v" mm/sparse.o > "$dir/warnings.log.tmp" 2>&1 || rc=$?
+	mv "$dir/warnings.log.tmp" "$dir/warnings.log"
+	echo "$rc" > "$dir/status"
+}
+
 # check_arg NAME: NAME if it is a check, else a usage error listing them.
 check_arg() {
 	[[ " ${CHECKS[*]} " == *" $1 "* ]] || usage_error "no check '$1'; the checks: ${CHECKS[*]}"
@@ -173,7 +388,8 @@ parse_checks() {
 # not run (qemu-error), or with no result.json, is run again; so is any
 # job whose directory you remove.
 job_judged() {
-	/usr/bin/python3 "$JOBS_PY" job-ok "$1" ok agent-error timeout panic no-status 2> /dev/null
+	[ -f "$1/status" ] ||
+		/usr/bin/python3 "$JOBS_PY" job-ok "$1" ok agent-error timeout panic no-status 2> /dev/null
 }
 
 # run_jobs RUN_ID "CHECK KERNEL"...: one guest job per pair, into
@@ -187,6 +403,11 @@ run_jobs() {
 	for pair in "$@"; do
 		read -r check k <<< "$pair"
 		arm_check "$k"
+		if declare -F "host_$check" > /dev/null; then
+			[ "$(arm_kernel "$k")" = "$k" ] ||
+				usage_error "$check is built on the host, not booted: give it a kernel, not an arm ($k)"
+			continue
+		fi
 		kdir=$("$KERNEL_SH" path "$(arm_kernel "$k")") || exit $?
 		"files_$check" "$kdir" > /dev/null
 	done
@@ -202,6 +423,10 @@ run_jobs() {
 		log "[$k] $check: job $n of $#"
 		rm -rf "$dir"
 		mkdir -p "$(dirname "$dir")"
+		if declare -F "host_$check" > /dev/null; then
+			"host_$check" "$v" "$dir"
+			continue
+		fi
 		tmp=$(mktemp -d)
 		"guest_$check" > "$tmp/$check.sh"
 		with=(--with "$tmp/$check.sh")
@@ -281,8 +506,12 @@ main() {
 		local checks=("${CHECKS_GIVEN[@]}")
 		out=$(matrix_pairs "${checks[@]}") || exit "$EX_USAGE"
 		# In the order given, each once (a revert that rebuilds much is
-		# best listed last).
-		awk '!seen[$2]++ { print $2 }' <<< "$out"
+		# best listed last). A check built on the host needs the tree,
+		# not a bzImage: its kernels are left out.
+		local check k
+		while read -r check k; do
+			declare -F "host_$check" > /dev/null || echo "$k"
+		done <<< "$out" | awk '!seen[$0]++'
 		;;
 	regress)
 		[ $# -ge 1 ] || usage_error "usage: $PROG regress RUN_ID [--check NAME]..."
