@@ -225,7 +225,7 @@ class Model(unittest.TestCase):
         # Each arm's model comes from bench/arms: mglru is the cliff, the
         # others keep the variant's formula; a bad model names file and line.
         self.assertEqual(model.read_arms(), {"mglru": "cliff", "zswap": "variant", "norecursive": "variant",
-                                             "slubdebug": "variant"})
+                                             "slubdebug": "variant", "pagepoison": "variant"})
         self.assertEqual(model.formula_of("v2-9de7ca@zswap", arm_table={"zswap": "variant"}), "9de7ca")
         self.assertEqual(model.formula_of("v2-9de7ca@x", arm_table={"x": "6.1"}), "6.1")
         with tempfile.TemporaryDirectory() as d:
