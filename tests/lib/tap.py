@@ -29,6 +29,13 @@ class TAPResult(unittest.TextTestResult):
         self._line(False, test)
         print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
 
+    def addSubTest(self, test, subtest, err):
+        # A failing subtest gets its own line; passing ones count in their test's.
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._line(False, subtest)
+            print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+
     def addSkip(self, test, reason):
         super().addSkip(test, reason)
         self._line(True, test, f" # SKIP {reason}")
