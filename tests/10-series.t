@@ -142,51 +142,40 @@ is "$(count NR_SLAB_UNRECLAIMABLE_B "$tmp/stock/mm/slab_common.c")/$(count NR_SL
 grep -q 'align = max(align, size);' "$tree/mm/slab_common.c"
 ok $? "revert-6a486c keeps the alignment fix"
 
+# applies_alone V FILE: variant V applies to the tree and changes FILE alone.
+applies_alone() {
+	local out d
+	out=$("$KERNEL" apply "$1" "$tree" 2>&1)
+	ok $? "variant $1 applies cleanly${out:+: $out}"
+	d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
+	is "$d" "Files stock/$2 and linux-source-6.1/$2 differ" "$1 changes $2 and nothing else"
+}
+
 # The nomemcg check's revert: patched plus one patch to include/linux/memcontrol.h.
-out=$("$KERNEL" apply revert-08d1d0 "$tree" 2>&1)
-ok $? "variant revert-08d1d0 applies cleanly${out:+: $out}"
-d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
-is "$d" "Files stock/include/linux/memcontrol.h and linux-source-6.1/include/linux/memcontrol.h differ" \
-	"revert-08d1d0 changes include/linux/memcontrol.h and nothing else"
+applies_alone revert-08d1d0 include/linux/memcontrol.h
 foreign() { sed -n '/^static inline void mem_cgroup_track_foreign_dirty(/,/^}/p' "$1/include/linux/memcontrol.h"; }
 is "$(foreign "$tmp/stock" | grep -c 'mem_cgroup_disabled()\|memcg && ')/$(foreign "$tree" | grep -c 'mem_cgroup_disabled()\|memcg && ')" \
 	2/0 "revert-08d1d0: mem_cgroup_track_foreign_dirty() no longer returns early without memcg, nor tests the memcg for NULL"
 
 # The ocfs2 check's revert: patched plus one patch to fs/ocfs2/aops.c.
-out=$("$KERNEL" apply revert-7a243c "$tree" 2>&1)
-ok $? "variant revert-7a243c applies cleanly${out:+: $out}"
-d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
-is "$d" "Files stock/fs/ocfs2/aops.c and linux-source-6.1/fs/ocfs2/aops.c differ" \
-	"revert-7a243c changes fs/ocfs2/aops.c and nothing else"
+applies_alone revert-7a243c fs/ocfs2/aops.c
 dio_get_block() { sed -n '/^static int ocfs2_dio_wr_get_block(/,/^}/p' "$1/fs/ocfs2/aops.c"; }
 is "$(dio_get_block "$tmp/stock" | grep -c endblk)/$(dio_get_block "$tree" | grep -c endblk)" \
 	6/0 "revert-7a243c: ocfs2_dio_wr_get_block() no longer splits the mapping at i_size nor marks blocks past it new"
 
 # The prototypes check's revert: patched plus one patch to mm/sparse.c.
-out=$("$KERNEL" apply revert-758b8d "$tree" 2>&1)
-ok $? "variant revert-758b8d applies cleanly${out:+: $out}"
-d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
-is "$d" "Files stock/mm/sparse.c and linux-source-6.1/mm/sparse.c differ" \
-	"revert-758b8d changes mm/sparse.c and nothing else"
+applies_alone revert-758b8d mm/sparse.c
 is "$(grep -c '^static void subsection_mask_set(' "$tmp/stock/mm/sparse.c")/$(grep -c '^void subsection_mask_set(' "$tree/mm/sparse.c")" \
 	1/1 "revert-758b8d: subsection_mask_set() is no longer static"
 
 # The sync check's revert: patched plus one patch to fs/fs-writeback.c.
-out=$("$KERNEL" apply revert-8e00c4 "$tree" 2>&1)
-ok $? "variant revert-8e00c4 applies cleanly${out:+: $out}"
-d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
-is "$d" "Files stock/fs/fs-writeback.c and linux-source-6.1/fs/fs-writeback.c differ" \
-	"revert-8e00c4 changes fs/fs-writeback.c and nothing else"
+applies_alone revert-8e00c4 fs/fs-writeback.c
 finish() { sed -n '/^static void finish_writeback_work(/,/^}/p' "$1/fs/fs-writeback.c"; }
 is "$(finish "$tmp/stock" | grep -c 'wake_up_all(done->waitq)')/$(finish "$tree" | grep -c 'wake_up_all(done->waitq)')" \
 	0/1 "revert-8e00c4: finish_writeback_work() reads done->waitq after the decrement again"
 
 # The initfree check's revert: patched plus one patch to mm/page_alloc.c.
-out=$("$KERNEL" apply revert-234fdc "$tree" 2>&1)
-ok $? "variant revert-234fdc applies cleanly${out:+: $out}"
-d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g")
-is "$d" "Files stock/mm/page_alloc.c and linux-source-6.1/mm/page_alloc.c differ" \
-	"revert-234fdc changes mm/page_alloc.c and nothing else"
+applies_alone revert-234fdc mm/page_alloc.c
 order() { sed -n '/^static __always_inline bool free_pages_prepare(/,/^}/p' "$1/mm/page_alloc.c" |
 	grep -o 'arch_free_page(page, order)\|kernel_poison_pages(page\|kernel_init_pages(page' | tr '\n' ' '; }
 is "$(order "$tree")" "arch_free_page(page, order) kernel_poison_pages(page kernel_init_pages(page " \
