@@ -19,7 +19,7 @@ tar -xJf "$TARBALL" -C "$tmp" --strip-components=1 linux-source-6.1/scripts/chec
 ok $? "checkpatch.pl extracted from $(basename "$TARBALL")"
 CHECKPATCH=("$tmp/scripts/checkpatch.pl" --no-tree --terse --show-types)
 
-mapfile -t series < <(grep -v '^#' patches/series | grep -v '^$' | sed 's|^|patches/|'; ls patches/selftests/*.patch patches/mglru/*.patch patches/reverts/*/*.patch)
+mapfile -t series < <(grep -v '^#' patches/series | grep -v '^$' | sed 's|^|patches/|'; ls patches/selftests/*.patch patches/mglru/*.patch patches/reverts/*/*.patch patches/trace/*.patch patches/trace/*/*.patch)
 for p in "${series[@]}"; do
 	out=$("${CHECKPATCH[@]}" - < "$p" 2>&1)
 	ok $? "checkpatch: $p${out:+

@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 export VARIANTS_LOCAL=$tmp/variants.local
 
 # The files the series touches and the header it must leave alone.
-files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c mm/sparse.c fs/ocfs2/aops.c fs/fs-writeback.c mm/page_alloc.c Makefile"
+files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c mm/sparse.c fs/ocfs2/aops.c fs/fs-writeback.c mm/page_alloc.c include/trace/events/vmscan.h Makefile"
 members=""
 for f in $files; do members="$members linux-source-6.1/$f"; done
 # shellcheck disable=SC2086
@@ -182,6 +182,30 @@ is "$(order "$tree")" "arch_free_page(page, order) kernel_poison_pages(page kern
 	"revert-234fdc: free_pages_prepare() calls arch_free_page() before poisoning and zeroing"
 is "$(order "$tmp/stock")" "kernel_poison_pages(page kernel_init_pages(page arch_free_page(page, order) " \
 	"stock 6.1 calls it after them"
+
+# The trace arms: the variant plus the tracepoint (include/trace/events/
+# vmscan.h) and a call at its scaling. The call only adds lines: what the
+# kernel computes is the variant's own.
+for v in control v1-9783aa v2-9de7ca v3-1bc63f patched; do
+	out=$("$KERNEL" apply "$v+trace" "$tree" 2>&1)
+	ok $? "variant $v+trace applies cleanly${out:+: $out}"
+	d=$(diff -rq -x .suite "$tmp/stock" "$tree" | sed "s|$tmp/||g" | sort | tr '\n' ' ')
+	want="Files stock/include/trace/events/vmscan.h and linux-source-6.1/include/trace/events/vmscan.h differ Files stock/mm/vmscan.c and linux-source-6.1/mm/vmscan.c differ "
+	is "$d" "$want" "$v+trace changes the trace header and mm/vmscan.c only"
+	is "$(diff "$tmp/vmscan.$v.c" "$tree/mm/vmscan.c" | grep -c '^<')" 0 \
+		"$v+trace only adds lines to $v's mm/vmscan.c"
+	is "$(scan_count_body | grep -c 'trace_mm_vmscan_memcg_protection(')" 1 \
+		"$v+trace: get_scan_count() emits the event once per list"
+done
+grep -q '^TRACE_EVENT(mm_vmscan_memcg_protection,' "$tree/include/trace/events/vmscan.h"
+ok $? "the trace header defines mm_vmscan_memcg_protection"
+out=$("$KERNEL" apply mglru-prop+trace "$tree" 2>&1)
+ok $? "variant mglru-prop+trace applies cleanly${out:+: $out}"
+helper=$(sed -n '/^static unsigned long apply_proportional_protection(/,/^}/p' "$tree/mm/vmscan.c")
+like "$helper" 'trace_mm_vmscan_memcg_protection\(' \
+	"mglru-prop+trace: the event is emitted in the helper both LRUs call"
+is "$(grep -c 'apply_proportional_protection(lruvec, ' "$tree/mm/vmscan.c")" 2 \
+	"mglru-prop+trace: get_scan_count() and get_nr_to_scan() both call it"
 
 # A patch that does not apply: named with its hunk, tree left as it was.
 mkdir -p "$tmp/bad"
