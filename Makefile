@@ -84,8 +84,8 @@ compare: ## compare two runs (e.g. an A/A check): make compare A=<run> B=<run>
 	@$(PYTHON) analysis/compare.py $(call run_dir,$(A)) $(call run_dir,$(B)) $(if $(METRIC),--metric $(METRIC))
 
 # make peers: every variant but the revert ones (which change nothing test_memcontrol
-# looks at), unless KERNELS= says otherwise.
-PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 && $$1 !~ /^revert-/ { print $$1 }'))
+# looks at) and the trace arms (the same kernels with a tracepoint), unless KERNELS= says otherwise.
+PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 && $$1 !~ /^revert-|\+trace$$/ { print $$1 }'))
 
 .PHONY: peers
 peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id] [REPEAT=n]
@@ -107,6 +107,19 @@ regress: deps ## the merge's other fixes checked in the guest, with the fix and 
 		[ -z "$$kernels" ] || $(KERNEL_SH) build $$(printf '%s\n' $$kernels | sed 's/@.*//' | awk '!seen[$$0]++')
 	@rootfs/build.sh > /dev/null
 	@bench/seeds.sh regress $(RUN) $(REGRESS_ARGS)
+
+# make formula-check: the trace arms of every variant, and mglru-prop's
+# under MGLRU, on the scenario that reaches both passes of reclaim.
+TRACE_KERNELS = $(if $(KERNELS),$(KERNELS),control+trace v1-9783aa+trace v2-9de7ca+trace v3-1bc63f+trace patched+trace mglru-prop+trace@mglru)
+TRACE_SCENARIOS = $(if $(filter-out low-steps,$(SCENARIOS)),$(SCENARIOS),low-passes)
+
+.PHONY: formula-check
+formula-check: deps ## every scan target the kernels compute, checked against their formula: make formula-check [RUN=id] [KERNELS="patched+trace"]
+	@$(KERNEL_SH) build $(call variants_of,$(TRACE_KERNELS))
+	@rootfs/build.sh > /dev/null
+	@run='$(RUN)'; bench/bench.py run "$$run" --kernels "$(TRACE_KERNELS)" --scenarios "$(TRACE_SCENARIOS)" \
+		--profile $(PROFILE) $(if $(REPEAT),--repeat $(REPEAT)) && \
+		$(PYTHON) analysis/tracecheck.py "$${RESULTS:-results}/$$run"
 
 # make seeds: the checks on kernels of your choosing (no expectations).
 SEED_KERNELS = $(if $(KERNELS),$(KERNELS),patched patched@slubdebug)

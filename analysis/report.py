@@ -23,6 +23,7 @@ import peers  # noqa: E402
 import plots  # noqa: E402
 import stats  # noqa: E402
 import rundata  # noqa: E402
+import tracecheck  # noqa: E402
 
 MIB = 2 ** 20
 # The per-step table: these metrics of the registry (metrics.METRICS).
@@ -312,6 +313,29 @@ def answer(sr):
     return out
 
 
+def trace_section(run, doc):
+    """The formula check of the run's trace-arm jobs (analysis/tracecheck.py),
+    if it has any."""
+    try:
+        checks = tracecheck.check_run(run)
+    except tracecheck.TraceError as e:
+        doc.h(2, "Formula check (protection tracepoint)")
+        doc.ul([f"cannot check: {e}"])
+        return
+    if not checks:
+        return
+    summary, steps, bad = tracecheck.section(checks)
+    doc.h(2, "Formula check (protection tracepoint)")
+    doc.p("Each scan target the trace arm's kernel computed for a protected list inside the measuring "
+          "windows, recomputed from the event's inputs with the variant's formula in the kernel's "
+          "integer arithmetic (analysis/tracecheck.py); lost: events the trace buffer dropped.")
+    doc.table(tracecheck.SUMMARY_HEADER, summary)
+    doc.p("Per step: the workload's targets after the priority shift, summed over the window, beside "
+          "what the window measured (pgscan + pgrefill).")
+    doc.table(tracecheck.STEP_HEADER, steps)
+    doc.ul(bad or ["every event matches its formula exactly, none lost"])
+
+
 def build(run_dir, baseline=None, out=None):
     run = rundata.Run(run_dir)
     out = out or run.path
@@ -327,6 +351,7 @@ def build(run_dir, baseline=None, out=None):
     doc.ul([line for sr in results for line in answer(sr)] or ["No scenario has steps to compare."])
     for sr in results:
         scenario_section(sr, doc, plotdir, date)
+    trace_section(run, doc)
     provenance(run, doc)
     doc.h(2, "Failed or missing jobs")
     doc.ul(run.problems or ["none"])

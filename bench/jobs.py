@@ -101,6 +101,8 @@ def check_value(type_, value):
         return None if value in ("low", "min") else f"'{value}' is not low or min"
     if type_ == "via":
         return None if value in ("systemd", "cgroupfs") else f"'{value}' is not systemd or cgroupfs"
+    if type_ == "at":
+        return None if value in ("parent", "workload") else f"'{value}' is not parent or workload"
     if type_ == "steps":
         if not value:
             return "no steps given"
@@ -137,6 +139,7 @@ SCENARIO_KEYS = [Key(*k) for k in (
     ("competitor", None, "string", "the competitor's bench-load command"),
     ("reclaim", None, "size", "targeted reclaim: bytes per memory.reclaim request"),
     ("reclaim.every", None, "interval", "targeted reclaim: seconds between requests"),
+    ("reclaim.at", "parent", "at", "targeted reclaim: the cgroup asked, exp.slice or the workload's slice"),
     ("oom_ok", "off", "onoff", "an OOM kill of the workload is expected"),
     ("warmup", "30", "seconds", "seconds before the first step"),
     ("steps", None, "steps", "the knob's values, going down"),
@@ -303,6 +306,8 @@ class Scenario(KvFile):
                 self.refuse("reclaim.every", "missing (reclaim is given: how often?)")
             if not v["competitor"]:
                 self.refuse("competitor", "missing (a targeted-reclaim scenario compares the workload with it)")
+        elif "reclaim.at" in self.lines:
+            self.refuse("reclaim.at", "only with targeted reclaim (reclaim and reclaim.every)")
             for key in ("peer", "peer.low", "peer.min", "oom_ok"):
                 if key in self.lines:
                     self.refuse(key, "only for global-pressure scenarios, not with reclaim")
@@ -392,6 +397,8 @@ class Scenario(KvFile):
             # global pressure), seconds between requests.
             ("SC_RECLAIM_BYTES", b("reclaim")),
             ("SC_RECLAIM_EVERY", v["reclaim.every"] or ""),
+            # parent: exp.slice; workload: exp.slice/exp-workload.slice.
+            ("SC_RECLAIM_AT", v["reclaim.at"]),
             ("SC_WARMUP", v["warmup"]),
             ("SC_STEPS", shlex.quote(v["steps"])),
             ("SC_SETTLE", v["settle"]),

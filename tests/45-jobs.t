@@ -108,6 +108,25 @@ class Scenarios(Temp):
         finally:
             jobs.SCENARIO_DIR = old
 
+    def test_reclaim_at(self):
+        self.assertEqual(sourced(self.write("a.env", jobs.Scenario("low-reclaim").scenario_env()), "SC_RECLAIM_AT"),
+                         ["parent"])
+        self.assertEqual(sourced(self.write("b.env", jobs.Scenario("low-passes").scenario_env()), "SC_RECLAIM_AT"),
+                         ["workload"])
+        self.write("at.conf", "workload = ws --size 400M\ncompetitor = ws --size 100M\nreclaim = 4M\n"
+                   "reclaim.every = 1\nreclaim.at = root\nsteps = 50%\n")
+        self.write("glob.conf", "workload = ws --size 400M\nreclaim.at = workload\nsteps = 50%\n")
+        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
+        try:
+            with self.assertRaises(jobs.Refused) as e:
+                jobs.Scenario("at")
+            self.assertIn("at.conf:5: reclaim.at: 'root' is not parent or workload", str(e.exception))
+            with self.assertRaises(jobs.Refused) as e:
+                jobs.Scenario("glob")
+            self.assertIn("glob.conf:2: reclaim.at: only with targeted reclaim", str(e.exception))
+        finally:
+            jobs.SCENARIO_DIR = old
+
     def test_a_window_per_step(self):
         self.write("per.conf", "workload = ws --size 400M\nwarmup = 10\nsettle = 2\n"
                    "steps = 90% 50% 0%\nwindow = 12 6 3\nquick.steps = 50%\n")
