@@ -306,11 +306,11 @@ class Scenario(KvFile):
                 self.refuse("reclaim.every", "missing (reclaim is given: how often?)")
             if not v["competitor"]:
                 self.refuse("competitor", "missing (a targeted-reclaim scenario compares the workload with it)")
-        elif "reclaim.at" in self.lines:
-            self.refuse("reclaim.at", "only with targeted reclaim (reclaim and reclaim.every)")
             for key in ("peer", "peer.low", "peer.min", "oom_ok"):
                 if key in self.lines:
                     self.refuse(key, "only for global-pressure scenarios, not with reclaim")
+        elif "reclaim.at" in self.lines:
+            self.refuse("reclaim.at", "only with targeted reclaim (reclaim and reclaim.every)")
         # Steps: all percentages or all sizes, going down, within the guest.
         prev = prev_kind = None
         for word in (v["steps"] or "").split():
