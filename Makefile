@@ -145,12 +145,12 @@ list-kernels: ## list the kernel variants and which are built
 	@$(KERNEL_SH) list
 
 .PHONY: add-kernel
-add-kernel: ## register your kernel: NAME=x BZIMAGE=f CONFIG=c, or NAME=x PATCHES=dir [BASE=v] [MODEL=6.1]
+add-kernel: ## register your kernel: NAME=x BZIMAGE=f CONFIG=c, or NAME=x PATCHES=dir [BASE=v] [FRAGMENT=f] [MODEL=6.1]
 	@test -n "$(NAME)" || { echo "make add-kernel: NAME= is required" >&2; exit 2; }
 	@$(KERNEL_SH) add "$(NAME)" \
 		$(if $(BZIMAGE),bzimage=$(BZIMAGE)) $(if $(CONFIG),config=$(CONFIG)) \
 		$(if $(PATCHES),patches=$(PATCHES)) $(if $(BASE),base=$(BASE)) \
-		$(if $(MODEL),model=$(MODEL)) $(DESCRIPTION)
+		$(if $(FRAGMENT),fragment=$(FRAGMENT)) $(if $(MODEL),model=$(MODEL)) $(DESCRIPTION)
 
 .PHONY: rootfs
 rootfs: deps ## build the guest image (Debian 12, systemd, the agent, the workloads)

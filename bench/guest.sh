@@ -51,7 +51,7 @@ EOF
 JOBS=(/usr/bin/python3 "$SUITE_ROOT/bench/jobs.py")
 
 # job_values KERNEL JOB: set JOB_VARIANT, JOB_ARM, JOB_MEMORY(_BYTES),
-# JOB_CPUS, JOB_TIMEOUT, JOB_DISK_BYTES and JOB_CMDLINE from job file JOB as
+# JOB_CPUS, JOB_TIMEOUT, JOB_DISK_BYTES, JOB_CMDLINE and JOB_NEEDS from job file JOB as
 # KERNEL (K or K@ARM) runs it; refused with the file's lines named (exit 2).
 job_values() {
 	local values
@@ -61,6 +61,17 @@ job_values() {
 
 # ---------------------------------------------------------------------------
 # Kernels, image, accelerator
+
+# check_needs KERNEL KDIR: refuse (exit 2) a kernel whose config lacks an
+# option of the job's needs (JOB_NEEDS), naming it and what asked for it.
+check_needs() {
+	local opt
+	for opt in $JOB_NEEDS; do
+		grep -qE "^$opt=[ym]$" "$2/config" 2> /dev/null && continue
+		usage_error "kernel '$1' has no $opt (its config: $2/config), which this job needs" \
+			"(needs = $JOB_NEEDS${JOB_ARM:+, with arm $JOB_ARM})"
+	done
+}
 
 kernel_dir() {
 	local dir=$KOUT/$1
@@ -224,6 +235,7 @@ cmd_run() {
 	local full=$kernel
 	kernel=$JOB_VARIANT
 	kdir=$(kernel_dir "$kernel")
+	check_needs "$full" "$kdir"
 	need_rootfs
 	mem=$JOB_MEMORY_BYTES
 	cpus=$JOB_CPUS

@@ -110,6 +110,9 @@ def check_value(type_, value):
             if not (_PERCENT.fullmatch(word) or _is_size(word)):
                 return f"step '{word}' is neither a size (800M) nor a percentage (90%)"
         return None
+    if type_ == "options":
+        bad = [w for w in value.split() if not re.fullmatch(r"CONFIG_[A-Z0-9_]+", w)]
+        return f"'{bad[0]}' is not a kernel option (CONFIG_X)" if bad else None
     if type_ == "string":
         return None
     raise ValueError(f"no value type '{type_}'")
@@ -165,6 +168,7 @@ JOB_KEYS = [Key(*k) for k in (
     ("recursiveprot", "on", "onoff", "off: cgroup2 remounted without memory_recursiveprot"),
     ("command", None, "string", "shell command the agent runs in the guest"),
     ("cmdline", None, "string", "extra kernel command line words"),
+    ("needs", None, "options", "kernel options the job needs (CONFIG_X words): a kernel whose config lacks one is refused before booting"),
 )]
 
 PROFILES = ("full", "quick")
@@ -470,14 +474,14 @@ def split_kernel(kernel, arms=None):
 
 def apply_arm(text, arm):
     """Job file text with arm's job keys set: a key the text has gets the
-    arm's value (cmdline the arm's words after its own), one it has not is
-    added."""
+    arm's value (cmdline and needs: the arm's words after its own), one it
+    has not is added."""
     out, done = [], set()
     for line in text.splitlines():
         m = _LINE.fullmatch(line)
         if m and not line.lstrip().startswith("#") and m.group(1) in arm.keys:
             value = arm.keys[m.group(1)]
-            if m.group(1) == "cmdline" and m.group(2).strip():
+            if m.group(1) in ("cmdline", "needs") and m.group(2).strip():
                 value = f"{m.group(2).strip()} {value}"
             out.append(f"{m.group(1)} = {value}")
             done.add(m.group(1))
@@ -772,6 +776,7 @@ def _values(job, variant, arm):
         "JOB_MEMORY": v["memory"], "JOB_MEMORY_BYTES": job.bytes("memory"),
         "JOB_CPUS": v["cpus"], "JOB_TIMEOUT": v["timeout"],
         "JOB_DISK_BYTES": job.bytes("disk"), "JOB_CMDLINE": v["cmdline"] or "",
+        "JOB_NEEDS": v["needs"] or "",
     }
     return "".join(f"{k}={shlex.quote(str(val))}\n" for k, val in out.items())
 

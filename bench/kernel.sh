@@ -12,6 +12,11 @@ set -euo pipefail
 
 KSRC=${KSRC:-$BUILD_DIR/src/linux-source-6.1}
 KOBJ=${KOBJ:-$BUILD_DIR/obj}
+# A variant with its own config fragment builds in an object tree of its
+# own, $KOBJ-NAME (NAME from the fragment's file name), so that switching
+# allocator does not rebuild every other kernel.
+KOBJ_DEFAULT=$KOBJ
+VARIANT_FRAGMENT=""
 KOUT=${KOUT:-$BUILD_DIR/kernels}
 TARBALL=${TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 SOURCE_PKG=linux-source-6.1
@@ -37,18 +42,23 @@ usage: $PROG COMMAND [ARGS]
   list                  the variants, how each is made, and which are built
   build [VARIANT...]    build variants (default: all) into $KOUT
   apply VARIANT [TREE]  put the source tree (or TREE) into VARIANT's state
-  config                write the guest .config into the object tree
+  config [VARIANT]      write the guest .config into the object tree (of
+                        VARIANT's config fragment, if it has one); print
+                        its path
   compile VARIANT FILE  build one object (e.g. mm/vmscan.o) for VARIANT
   warnings VARIANT FILE.o...
                         build the objects afresh with W=1 (the kernel's extra
                         warnings) for VARIANT and print what the compiler said
   check-config FILE     check a kernel .config for what the guest needs
   add NAME bzimage=F config=C [DESCRIPTION]
-  add NAME patches=DIR [base=VARIANT] [DESCRIPTION]
+  add NAME patches=DIR [base=VARIANT] [fragment=F] [DESCRIPTION]
+  add NAME base=VARIANT fragment=F [DESCRIPTION]
                         register your own kernel in variants.local; either
                         form may add model=FORMULA (cliff, 9783aa, 9de7ca,
                         1bc63f, 6.1), the formula the analysis compares it
-                        with
+                        with; fragment=F adds a config fragment (built in
+                        its own object tree; "# bench-lacks: CONFIG_X" lines
+                        in it name guest options that config cannot have)
   path VARIANT          print the directory with VARIANT's bzImage
   export-selftests VARIANT DIR
                         copy the cgroup selftests' sources and the UAPI
@@ -160,9 +170,47 @@ variant_patches() {
 		fi
 	elif how_get "$how" bzimage > /dev/null; then
 		die "variant '$v' is a prebuilt kernel; it has no patches"
+	elif base=$(how_get "$how" base) && how_get "$how" fragment > /dev/null; then
+		# Its base's patches under another config.
+		[ "$base" != "$v" ] || die "variant '$v' is its own base"
+		variant_patches "$base"
 	else
-		die "variant '$v': say series=N, patches=DIR or bzimage=F config=C"
+		die "variant '$v': say series=N, patches=DIR, base=VARIANT fragment=F or bzimage=F config=C"
 	fi
+}
+
+# The config fragment of variant $1 (its own fragment=, else its base's),
+# as an absolute path, or nothing.
+variant_fragment() {
+	local how f base
+	how=$(variant_how "$1")
+	if f=$(how_get "$how" fragment); then
+		f=$(abs_path "$f")
+		[ -f "$f" ] || die "variant '$1': config fragment '$f' does not exist"
+		[[ "$(basename "$f")" =~ ^[a-z0-9-]+\.config$ ]] ||
+			die "variant '$1': a fragment's file name is NAME.config, NAME of a-z, 0-9 and '-' ($f)"
+		printf '%s\n' "$f"
+	elif base=$(how_get "$how" base); then
+		[ "$base" != "$1" ] || die "variant '$1' is its own base"
+		variant_fragment "$base"
+	fi
+}
+
+# Build variant $1 with its config: set VARIANT_FRAGMENT and KOBJ.
+use_variant_config() {
+	VARIANT_FRAGMENT=$(variant_fragment "$1")
+	if [ -n "$VARIANT_FRAGMENT" ]; then
+		KOBJ=$KOBJ_DEFAULT-$(basename "$VARIANT_FRAGMENT" .config)
+	else
+		KOBJ=$KOBJ_DEFAULT
+	fi
+}
+
+# The options ("CONFIG_X") the current fragment says its config cannot
+# have, one a line.
+lacked_options() {
+	[ -n "$VARIANT_FRAGMENT" ] || return 0
+	sed -n 's/^# bench-lacks: \(CONFIG_[A-Z0-9_]*\).*/\1/p' "$VARIANT_FRAGMENT"
 }
 
 variant_kind() {
@@ -210,7 +258,7 @@ ensure_source() {
 	fi
 	if [ -d "$KSRC" ]; then
 		log "source tree $KSRC is from another tarball; unpacking again"
-		rm -rf "$KSRC" "$KOBJ"
+		rm -rf "$KSRC" "$KOBJ_DEFAULT" "$KOBJ_DEFAULT"-*
 	fi
 	mkdir -p "$(dirname "$KSRC")"
 	tmp=$(mktemp -d "$(dirname "$KSRC")/.unpack.XXXXXX")
@@ -340,13 +388,15 @@ config_inputs_hash() {
 	sha256_of_files "$KSRC/arch/x86/configs/x86_64_defconfig" \
 		"$KSRC/kernel/configs/kvm_guest.config" \
 		"${GUEST_FRAGMENTS[@]}" "${BUILD_FRAGMENTS[@]}" \
-		"$KSRC/tools/testing/selftests/cgroup/config"
+		"$KSRC/tools/testing/selftests/cgroup/config" \
+		${VARIANT_FRAGMENT:+"$VARIANT_FRAGMENT"}
 }
 
-# The fragments whose every line must be in the suite's own .config.
+# The fragments whose every line must be in the suite's own .config (the
+# variant's fragment last, so that it wins).
 checked_fragments() {
 	printf '%s\n' "${GUEST_FRAGMENTS[@]}" "${BUILD_FRAGMENTS[@]}" \
-		"$KSRC/tools/testing/selftests/cgroup/config"
+		"$KSRC/tools/testing/selftests/cgroup/config" ${VARIANT_FRAGMENT:+"$VARIANT_FRAGMENT"}
 }
 
 kmake() {
@@ -372,6 +422,16 @@ make_config() {
 	log "configuring: x86_64_defconfig + kvm_guest.config + patches/configs"
 	kmake -s x86_64_defconfig > /dev/null
 	mapfile -t frags < <(checked_fragments)
+	# Options the variant's config cannot have leave the other fragments.
+	local lacks f
+	lacks=$(lacked_options)
+	if [ -n "$lacks" ]; then
+		mkdir -p "$KOBJ/.fragments"
+		for f in "${!frags[@]}"; do
+			grep -vE "^($(paste -sd'|' <<< "$lacks"))=" "${frags[$f]}" > "$KOBJ/.fragments/$f.config" || true
+			frags[f]=$KOBJ/.fragments/$f.config
+		done
+	fi
 	run "$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" \
 		"$KSRC/kernel/configs/kvm_guest.config" "${frags[@]}" > "$KOBJ/.merge.log" 2>&1 ||
 		die "merge_config.sh failed; see $KOBJ/.merge.log"
@@ -523,7 +583,8 @@ json_list() {
 
 build_source_variant() {
 	local v=$1 start hash series_hash out tmp names=() mods=() p
-	local -a patches
+	local -a patches extra=()
+	use_variant_config "$v"
 	ensure_source
 	mapfile -t patches < <(variant_patches "$v")
 	if [ "${#patches[@]}" -gt 0 ]; then
@@ -552,7 +613,11 @@ build_source_variant() {
 	mv "$KOUT/$v.build.log" "$tmp/build.log"
 	for p in "${patches[@]}"; do names+=("$(basename "$p")"); done
 	for p in "$tmp"/*.ko; do mods+=("$(basename "$p")"); done
-	write_manifest "$tmp" "schema=1" "variant=$v" "kind=source" \
+	if [ -n "$VARIANT_FRAGMENT" ]; then
+		mapfile -t p < <(lacked_options)
+		extra=("config_fragment=${VARIANT_FRAGMENT#"$SUITE_ROOT"/}" "lacks=$(json_list "${p[@]}")")
+	fi
+	write_manifest "$tmp" "schema=1" "variant=$v" "kind=source" "${extra[@]}" \
 		"description=$(variant_desc "$v")" \
 		"kernel_release=$(cat "$KOBJ/include/config/kernel.release")" \
 		"source_package=$SOURCE_PKG $(dpkg-query -W -f='${Version}' "$SOURCE_PKG" 2> /dev/null || echo unknown)" \
@@ -569,6 +634,10 @@ build_source_variant() {
 	rm -rf "$out"
 	mv "$tmp" "$out"
 	log "[$v] built in $(( $(date +%s) - start ))s: $out/bzImage"
+	if [ -n "$VARIANT_FRAGMENT" ] && [ -n "$(lacked_options)" ]; then
+		log "[$v] its config has no $(lacked_options | paste -sd' ')" \
+			"(${VARIANT_FRAGMENT#"$SUITE_ROOT"/}): what needs them refuses this kernel"
+	fi
 }
 
 build_prebuilt_variant() {
@@ -647,7 +716,7 @@ cmd_add() {
 	fi
 	for word in "$@"; do
 		case "$word" in
-		bzimage=* | config=* | patches=* | base=*)
+		bzimage=* | config=* | patches=* | base=* | fragment=*)
 			case "$word" in
 			base=*) ;;
 			*)
@@ -667,14 +736,18 @@ sys.exit(sys.argv[2] not in model.FORMULAS)' "$SUITE_ROOT/analysis" "${word#*=}"
 print(*model.FORMULAS)' "$SUITE_ROOT/analysis")"
 			how="$how${how:+ }$word"
 			;;
-		*=*) usage_error "unknown key '${word%%=*}' (bzimage, config, patches, base, model)" ;;
+		*=*) usage_error "unknown key '${word%%=*}' (bzimage, config, patches, base, fragment, model)" ;;
 		*) desc="$desc${desc:+ }$word" ;;
 		esac
 	done
 	if how_get "$how" bzimage > /dev/null; then
 		how_get "$how" config > /dev/null || usage_error "bzimage= needs config= too"
-	elif ! how_get "$how" patches > /dev/null; then
-		usage_error "say bzimage=F config=C, or patches=DIR [base=VARIANT]"
+	elif ! how_get "$how" patches > /dev/null &&
+		! { how_get "$how" base > /dev/null && how_get "$how" fragment > /dev/null; }; then
+		usage_error "say bzimage=F config=C, patches=DIR [base=VARIANT], or base=VARIANT fragment=F"
+	fi
+	if how_get "$how" bzimage > /dev/null && how_get "$how" fragment > /dev/null; then
+		usage_error "fragment= is for kernels the suite builds, not with bzimage="
 	fi
 	if base=$(how_get "$how" base); then
 		variant_how "$base" > /dev/null
@@ -704,14 +777,23 @@ main() {
 		fi
 		;;
 	config)
+		[ $# -le 1 ] || usage_error "usage: $PROG config [VARIANT]"
+		if [ $# -eq 1 ]; then
+			variant_how "$1" > /dev/null
+			[ "$(variant_kind "$1")" = source ] || die "variant '$1' is prebuilt: its config is its own"
+		fi
+		use_variant_config "${1:-patched}"
+		lock_tree
 		ensure_source
 		make_config
+		echo "$KOBJ/.config"
 		;;
 	compile)
 		[ $# -eq 2 ] || usage_error "usage: $PROG compile VARIANT FILE.o"
 		variant_how "$1" > /dev/null
 		lock_tree
 		ensure_source
+		use_variant_config "$1"
 		apply_variant "$1"
 		make_config
 		kmake -s -j"$JOBS" LOCALVERSION="-$1" "$2"
@@ -728,6 +810,7 @@ main() {
 		done
 		lock_tree
 		ensure_source
+		use_variant_config "$v"
 		apply_variant "$v"
 		make_config
 		for f in "$@"; do [ -f "$KSRC/${f%.o}.c" ] || die "no ${f%.o}.c in the tree"; done

@@ -166,6 +166,8 @@ cmd_run() {
 			echo "timeout = $((60 + 2 * repeat * 300))"
 			echo "lru_gen = off"
 			echo "zswap = off"
+			# test_memcg_kmem: slab memory charged to cgroups.
+			echo "needs = CONFIG_MEMCG_KMEM"
 			echo "command = sh /mnt/job/selftests.sh $repeat"
 		} > "$tmp/job.conf"
 		LOG_TAG="selftests" "$GUEST" run "$k" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \

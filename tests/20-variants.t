@@ -45,6 +45,11 @@ refused "an unknown base variant is refused" "$KERNEL" add mine patches="$tmp" b
 refused "an unknown formula is refused" "$KERNEL" add mine patches="$tmp" base=patched model=6.2
 like "$REFUSED_OUT" "model: '6.2' is not a formula; one of: cliff 9783aa 9de7ca 1bc63f 6.1" \
 	"the refusal lists the formulas"
+refused "a missing config fragment is refused" "$KERNEL" add mine base=patched fragment="$tmp/none.config"
+like "$REFUSED_OUT" "fragment: '$tmp/none.config' does not exist" "naming it"
+refused "a fragment on a prebuilt kernel is refused" \
+	"$KERNEL" add mine bzimage="$tmp/bzImage" config="$tmp/good.config" fragment="$tmp/good.config"
+refused "a base without patches or a fragment is refused" "$KERNEL" add mine base=patched
 [ ! -e "$VARIANTS_LOCAL" ]
 ok $? "nothing was written to variants.local"
 
@@ -76,6 +81,19 @@ like "$(cat "$VARIANTS_LOCAL")" $'^mine\tpatches=[^\t]* base=patched model=6.1\t
 is "$(VARIANTS_LOCAL=$VARIANTS_LOCAL /usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import model
 print(model.formula_of("mine@mglru"), model.formula_of("mine"), model.formula_of("theirs"))' "$SUITE_ROOT/analysis")" \
 	"cliff 6.1 None" "the analysis models it by that formula, and a kernel without model= not at all"
+
+# A variant that is another's patches under a config fragment.
+like "$("$KERNEL" list)" "^patched\+slob +base=patched fragment=patches/configs/slob.config model=6.1 " \
+	"list names the allocator variants with their fragment"
+printf '# bench-lacks: CONFIG_MEMCG_KMEM (a test)\nCONFIG_SLOB=y\n' > "$tmp/my-slob.config"
+runs "a variant can be a base under a config fragment" \
+	"$KERNEL" add myslob base=patched fragment="$tmp/my-slob.config" model=6.1 mine, on SLOB
+like "$(cat "$VARIANTS_LOCAL")" $'myslob\tbase=patched fragment=/[^\t]*/my-slob.config model=6.1\tmine, on SLOB' \
+	"variants.local records it, the fragment's path made absolute"
+cp "$tmp/my-slob.config" "$tmp/MySlob.config"
+printf 'bad base=patched fragment=%s\n' "$tmp/MySlob.config" >> "$VARIANTS_LOCAL"
+out=$("$KERNEL" config bad 2>&1)
+like "$out" "a fragment's file name is NAME.config" "a fragment whose name cannot name an object tree is refused"
 
 out=$("$KERNEL" path control 2>&1)
 is "$?" 1 "path of an unbuilt kernel fails"

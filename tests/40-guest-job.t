@@ -90,6 +90,27 @@ like "$out" "-virtfs local,path=$tmp/run/guest,mount_tag=job" "the run directory
 [ ! -e "$tmp/run" ]
 ok $? "--dry-run creates nothing"
 
+# A job's needs: a kernel whose config lacks one is refused before booting.
+printf 'CONFIG_MEMCG=y\nCONFIG_SLUB_DEBUG=y\n# CONFIG_MEMCG_KMEM is not set\n' > "$KOUT/control/config"
+job "memory = 1G" "needs = CONFIG_MEMCG CONFIG_MEMCG_KMEM"
+refused "a kernel without an option the job needs is refused" "$GUEST" run control "$tmp/job.conf" "$tmp/run"
+like "$REFUSED_OUT" "kernel 'control' has no CONFIG_MEMCG_KMEM \(its config: $KOUT/control/config\), which this job needs" \
+	"naming the option and the config"
+[ ! -e "$tmp/run" ]
+ok $? "nothing was created before the refusal"
+job "memory = 1G" "needs = CONFIG_MEMCG"
+"$GUEST" run control "$tmp/job.conf" "$tmp/run" --dry-run > /dev/null 2>&1
+ok $? "with every option it needs, the job goes on"
+job "memory = 1G"
+mkdir -p "$tmp/nodebug/control" && : > "$tmp/nodebug/control/bzImage"
+echo CONFIG_MEMCG=y > "$tmp/nodebug/control/config"
+refused "an arm's needs add to the job's: K@slubdebug needs CONFIG_SLUB_DEBUG" \
+	env KOUT="$tmp/nodebug" "$GUEST" run control@slubdebug "$tmp/job.conf" "$tmp/run"
+like "$REFUSED_OUT" "has no CONFIG_SLUB_DEBUG .*with arm slubdebug" "naming the arm"
+job "needs = SLUB"
+refused "a need that is not an option is refused" "$GUEST" check-job "$tmp/job.conf"
+like "$REFUSED_OUT" "job.conf:1: needs: 'SLUB' is not a kernel option \(CONFIG_X\)" "with file, line and reason"
+
 mkdir -p "$tmp/run" && : > "$tmp/run/something"
 refused "a run directory that is not empty is refused" "$GUEST" run control "$tmp/job.conf" "$tmp/run"
 

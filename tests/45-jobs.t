@@ -187,6 +187,11 @@ class Jobs(Temp):
                          "cmdline = cgroup_disable=memory slub_debug=FZPU\n")
         self.assertEqual(jobs.apply_arm("memory = 1G\n", arm), "memory = 1G\ncmdline = slub_debug=FZPU\n")
 
+    def test_arm_needs_add_options(self):
+        arm = jobs.read_arms()["slubdebug"]
+        self.assertEqual(jobs.apply_arm("needs = CONFIG_MEMCG_KMEM\n", arm),
+                         "needs = CONFIG_MEMCG_KMEM CONFIG_SLUB_DEBUG\ncmdline = slub_debug=FZPU\n")
+
     def test_job_for_kernel(self):
         path = self.write("job.conf", "memory = 1G\nlru_gen = off\n")
         job, variant, arm = jobs.job_for_kernel("patched@mglru", path)
