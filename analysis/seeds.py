@@ -41,6 +41,13 @@ or the workload's data not verifying. Neither has a revert it can be
 counted on to fail: the sync race needs a reused stack slot, and on x86
 arch_free_page() does nothing.
 
+The z3fold check (zswap on z3fold with a small pool, a verified memory
+workload swapping and unmapping all along) fails on an oops or the data
+not verifying, and has no result when z3fold never reclaimed (no page
+written back from a full pool): then the race had no chance. Its revert
+cannot be counted on to fail either: the race needs z3fold_reclaim_page()
+to claim the page within a few instructions of z3fold_free()'s test.
+
 With --expect MATRIX (bench/regress: check, kernel, expected verdict:
 pass, fail, fail:PART,... or undetectable), each verdict is set beside
 the one expected, and each check is "proven" when it passed where its fix
@@ -385,6 +392,52 @@ def initfree(jobdir):
             "evidence": f"{said} (stress-ng vm 2 x 600M verified, 256M of page cache dropped), no oops"}
 
 
+def _counters(text):
+    """{name: int} from "name value" lines (zswap's debugfs, vmstat)."""
+    out = {}
+    for line in (text or "").splitlines():
+        w = line.split()
+        if len(w) == 2 and w[1].lstrip("-").isdigit():
+            out[w[0]] = int(w[1])
+    return out
+
+
+def z3fold(jobdir):
+    """zswap on z3fold, pages freed while z3fold reclaims: no oops, the
+    workload's data intact, and z3fold really reclaimed (pages written
+    back from a full pool), or the race had no chance to happen."""
+    early = booted(jobdir)
+    if early:
+        return early
+    out = os.path.join(jobdir, "guest", "out")
+    work = _counters(read_file(os.path.join(out, "work")))
+    before = _counters(read_file(os.path.join(out, "zswap.before")))
+    after = _counters(read_file(os.path.join(out, "zswap.after")))
+    vm = _counters(read_file(os.path.join(out, "vmstat")))
+    vm0 = _counters(read_file(os.path.join(out, "vmstat.before")))
+    if not {"stress-ng-vm", "seconds", "bogo-ops"} <= set(work) or "written_back_pages" not in after:
+        return {"verdict": "no-result", "parts": {}, "problems": ["the guest wrote no work or zswap counters"],
+                "evidence": "the guest wrote no work or zswap counters"}
+    delta = {k: after[k] - before.get(k, 0) for k in after}
+    said = (f"{work['seconds']} s of stress-ng vm (2 x 160M in 192M, {work['bogo-ops']} bogo ops verified), "
+            f"{vm.get('zswpout', 0) - vm0.get('zswpout', 0)} pages into zswap, "
+            f"{delta.get('written_back_pages', 0)} written back from the full z3fold pool "
+            f"({delta.get('pool_limit_hit', 0)} times full)")
+    if work["stress-ng-vm"] == 2:
+        return {"verdict": "fail", "parts": {}, "problems": [],
+                "evidence": f"{said}; stress-ng's vm stressor failed (its data did not verify)"}
+    if work["stress-ng-vm"] != 0:
+        return {"verdict": "no-result", "parts": {}, "problems": [f"stress-ng exited {work['stress-ng-vm']}"],
+                "evidence": f"{said}; stress-ng exited {work['stress-ng-vm']}"}
+    if work["bogo-ops"] <= 0:
+        return {"verdict": "no-result", "parts": {}, "problems": ["stress-ng finished no pass: nothing was verified"],
+                "evidence": f"{said}: nothing was verified"}
+    if delta.get("written_back_pages", 0) <= 0:
+        return {"verdict": "no-result", "parts": {}, "problems": ["z3fold never reclaimed (the pool never filled)"],
+                "evidence": f"{said}: the race had no chance"}
+    return {"verdict": "pass", "parts": {}, "problems": [], "evidence": f"{said}, no oops"}
+
+
 # A warning, or an error where -Werror won over the build's -Wno-error.
 PROTOTYPE = re.compile(r"(?:warning|error): no previous prototype for .(\w+). "
                        r"\[-W(?:error=)?missing-prototypes\]")
@@ -414,9 +467,9 @@ def prototypes(jobdir):
 
 
 CHECKS = {"kmalloc": kmalloc, "nomemcg": nomemcg, "ocfs2": ocfs2, "prototypes": prototypes,
-          "sync": sync, "initfree": initfree}
+          "sync": sync, "initfree": initfree, "z3fold": z3fold}
 EXPECTED = re.compile(r"pass|undetectable|fail(?::[a-z0-9]+(?:,[a-z0-9]+)*)?")
-KERNEL = re.compile(r"[A-Za-z0-9._-]+(?:@[A-Za-z0-9._-]+)?")
+KERNEL = re.compile(r"[A-Za-z0-9._+-]+(?:@[A-Za-z0-9._-]+)?")
 
 
 def read_matrix(path, only=None):

@@ -23,6 +23,11 @@
 #   sync     a smoke check: sync and syncfs in loops while files are
 #            rewritten, on ext4 and XFS; the kernel must not oops (upstream
 #            8e00c4e9dd85, a race this cannot be counted on to hit).
+#   z3fold   zswap on z3fold with a small pool, under a verified memory
+#            workload that swaps and unmaps all along, so that pages are
+#            freed while z3fold reclaims them; the kernel must not oops nor
+#            the data change (upstream 5b6807de1144, a race this cannot be
+#            counted on to hit; Z3FOLD_SECONDS, default 120, says how long).
 #   initfree booted with init_on_free=1 (K@pagepoison: page_poison=1 as
 #            well): a memory workload with its data verified, then every
 #            page freed; the kernel must not oops nor find a poisoned page
@@ -37,7 +42,9 @@ set -euo pipefail
 KERNEL_SH=$SUITE_ROOT/bench/kernel.sh
 GUEST=$SUITE_ROOT/bench/guest.sh
 RESULTS=${RESULTS:-$SUITE_ROOT/results}
-CHECKS=(kmalloc nomemcg ocfs2 prototypes sync initfree)
+CHECKS=(kmalloc nomemcg ocfs2 prototypes sync initfree z3fold)
+# How long the z3fold check's stress runs in the guest, in seconds.
+Z3FOLD_SECONDS=${Z3FOLD_SECONDS:-120}
 MATRIX=$SUITE_ROOT/bench/regress
 
 usage() {
@@ -340,6 +347,78 @@ conf_initfree() {
 	echo "timeout = 240"
 }
 
+# The guest side of the z3fold check (upstream 5b6807de1144:
+# z3fold_free() tested the page's claim before z3fold_reclaim_page() could
+# take it, then queued the reclaimed page for compaction). zswap runs on
+# z3fold (zswap.zpool=z3fold on the command line) with its pool capped at
+# 2% of memory (40M), so that a full pool writes pages back to swap through
+# z3fold_reclaim_page(), while stress-ng's vm stressor (two workers, 400M
+# between them, data verified, each unmapping and mapping its memory again:
+# every unmap frees z3fold objects) runs for Z3FOLD_SECONDS in a cgroup of
+# 192M, swapping through zswap all along. Leaves work (what ran, how it
+# ended, how long, stress-ng's bogo ops: passes over its memory),
+# zswap.before and zswap.after (zswap's debugfs counters) and vmstat.before
+# and vmstat (pswpin, pswpout, zswpin, zswpout), or skip.
+guest_z3fold() {
+	[[ "$Z3FOLD_SECONDS" =~ ^[1-9][0-9]*$ ]] ||
+		usage_error "Z3FOLD_SECONDS must be a whole number of seconds above 0, not '$Z3FOLD_SECONDS'"
+	cat <<EOF2
+#!/bin/sh
+set -u
+Z3FOLD_SECONDS=$Z3FOLD_SECONDS
+EOF2
+	cat <<'EOF2'
+P=/sys/module/zswap/parameters
+if [ ! -d "$P" ]; then
+	echo "the kernel has no zswap" > skip
+	exit 0
+fi
+if [ "$(cat "$P/zpool")" != z3fold ] || [ "$(cat "$P/enabled")" != Y ]; then
+	echo "zswap is not on z3fold (zpool $(cat "$P/zpool"), enabled $(cat "$P/enabled"))" > skip
+	exit 0
+fi
+if ! swapon --show=NAME --noheadings | grep -q .; then
+	echo "no swap: zswap stores nothing" > skip
+	exit 0
+fi
+mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+counters() {
+	for f in /sys/kernel/debug/zswap/*; do echo "$(basename "$f") $(cat "$f")"; done
+}
+swaps() { awk '$1 ~ /^(pswpin|pswpout|zswpin|zswpout)$/ { print $1, $2 }' /proc/vmstat; }
+counters > zswap.before
+swaps > vmstat.before
+cg=/sys/fs/cgroup/z3fold-check
+mkdir -p "$cg"
+if ! echo 192M > "$cg/memory.max"; then
+	echo "cannot limit a cgroup's memory (no memory controller for $cg)" > skip
+	exit 0
+fi
+start=$(date +%s)
+sh -c "echo \$\$ > $cg/cgroup.procs && exec stress-ng --vm 2 --vm-bytes 320M --vm-method all \
+	--verify --metrics-brief --timeout ${Z3FOLD_SECONDS}s" > stress.log 2>&1
+echo "stress-ng-vm $?" > work.tmp
+echo "bogo-ops $(awk '$4 == "vm" && $5 ~ /^[0-9]+$/ { print $5 }' stress.log | sed -n 1p)" >> work.tmp
+echo "seconds $(($(date +%s) - start))" >> work.tmp
+counters > zswap.after
+swaps > vmstat
+rmdir "$cg" 2> /dev/null
+mv work.tmp work
+exit 0
+EOF2
+}
+
+files_z3fold() {
+	:
+}
+
+conf_z3fold() {
+	echo "swap = 1G"
+	echo "zswap = on"
+	echo "cmdline = zswap.zpool=z3fold zswap.max_pool_percent=1"
+	echo "timeout = $((Z3FOLD_SECONDS + 180))"
+}
+
 # The prototypes check (upstream 758b8db4a56a) is built, not booted: W=1
 # builds of the objects it made warning-free, on the host, in the suite's
 # kernel tree. Leaves warnings.log (what the compiler said) and status
@@ -436,9 +515,11 @@ run_jobs() {
 			echo "# seed check $check"
 			echo "memory = 2G"
 			echo "cpus = 2"
-			echo "swap = 0"
+			conf=$("conf_$check")
+			# A check's own swap size replaces the default of none.
+			grep -q '^swap = ' <<< "$conf" || echo "swap = 0"
 			echo "command = sh /mnt/job/$check.sh"
-			"conf_$check"
+			printf '%s\n' "$conf"
 		} > "$tmp/job.conf"
 		rc=0
 		LOG_TAG="seeds $check" "$GUEST" run "$k" "$tmp/job.conf" "$dir" "${with[@]}" || rc=$?

@@ -15,7 +15,7 @@ trap 'rm -rf "$tmp"' EXIT
 export VARIANTS_LOCAL=$tmp/variants.local
 
 # The files the series touches and the header it must leave alone.
-files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c mm/sparse.c fs/ocfs2/aops.c fs/fs-writeback.c mm/page_alloc.c include/trace/events/vmscan.h Makefile"
+files="mm/vmscan.c include/linux/memcontrol.h mm/slab_common.c mm/sparse.c fs/ocfs2/aops.c fs/fs-writeback.c mm/page_alloc.c mm/z3fold.c include/trace/events/vmscan.h Makefile"
 members=""
 for f in $files; do members="$members linux-source-6.1/$f"; done
 # shellcheck disable=SC2086
@@ -182,6 +182,14 @@ is "$(order "$tree")" "arch_free_page(page, order) kernel_poison_pages(page kern
 	"revert-234fdc: free_pages_prepare() calls arch_free_page() before poisoning and zeroing"
 is "$(order "$tmp/stock")" "kernel_poison_pages(page kernel_init_pages(page arch_free_page(page, order) " \
 	"stock 6.1 calls it after them"
+
+# The z3fold check's revert: patched plus one patch to mm/z3fold.c.
+applies_alone revert-5b6807 mm/z3fold.c
+zfree() { sed -n '/^static void z3fold_free(/,/^}/p' "$1/mm/z3fold.c"; }
+is "$(zfree "$tmp/stock" | grep -c 'clear_bit(PAGE_CLAIMED')/$(zfree "$tree" | grep -c 'clear_bit(PAGE_CLAIMED')" \
+	3/0 "revert-5b6807: z3fold_free() no longer holds the claim it would have to clear"
+is "$(zfree "$tmp/stock" | grep -c '= test_and_set_bit(PAGE_CLAIMED')/$(zfree "$tree" | grep -c '= test_and_set_bit(PAGE_CLAIMED')" \
+	1/0 "revert-5b6807: nor takes it at its start"
 
 # The trace arms: the variant plus the tracepoint (include/trace/events/
 # vmscan.h) and a call at its scaling. The call only adds lines: what the

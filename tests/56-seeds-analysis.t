@@ -3,8 +3,9 @@
 the kmalloc check on patched, patched@slubdebug and the two reverts, the
 nomemcg check on patched and revert-08d1d0, the ocfs2 check on patched
 and revert-7a243c, the prototypes check on patched and revert-758b8d, the
-sync check on patched and revert-8e00c4 and the initfree check on patched
-and revert-234fdc, each plain and @pagepoison, copied from a real
+sync check on patched and revert-8e00c4, the initfree check on patched
+and revert-234fdc, each plain and @pagepoison, and the z3fold check on
+patched and revert-5b6807, copied from a real
 `bench/seeds.sh run` with the console logs cut short), and against mutations of it: each judgement is
 shown to fail where its evidence says it must. Speaks TAP."""
 import json
@@ -131,6 +132,14 @@ class Recorded(Fixture):
         self.assertRegex(r["patched"]["evidence"], r"^init_on_free on, 848281 pages freed ")
         self.assertRegex(r["patched@pagepoison"]["evidence"], r"^page_poison on, ")
         self.assertEqual(r["patched@pagepoison"]["cmdline"], "init_on_free=1 page_poison=1")
+
+    def test_z3fold_verdicts(self):
+        r = seeds.load(FIX)["z3fold"]
+        self.assertEqual({k: v["verdict"] for k, v in r.items()}, {"patched": "pass", "revert-5b6807": "pass"})
+        self.assertRegex(r["patched"]["evidence"],
+                         r"^124 s of stress-ng vm \(2 x 160M in 192M, 53760 bogo ops verified\), 103531 pages "
+                         r"into zswap, 81 written back from the full z3fold pool \(1218 times full\), no oops$")
+        self.assertEqual(r["revert-5b6807"]["cmdline"], "zswap.zpool=z3fold zswap.max_pool_percent=1")
 
     def test_ocfs2_verdicts(self):
         r = seeds.load(FIX)["ocfs2"]
@@ -379,6 +388,35 @@ class Mutated(Fixture):
         self.assertEqual((r["verdict"], r["parts"]["xfs"][0]), ("no-result", "no-result"))
         os.remove(counts)
         self.assertEqual(seeds.load(run)["sync"]["patched"]["verdict"], "no-result")
+
+    def test_z3fold_mutations(self):
+        run = self.copy()
+        job = self.job(run, "z3fold", "revert-5b6807")
+        out = os.path.join(job, "guest", "out")
+        self.edit(os.path.join(out, "work"), "stress-ng-vm 0", "stress-ng-vm 2")
+        r = seeds.load(run)["z3fold"]["revert-5b6807"]
+        self.assertEqual(r["verdict"], "fail")
+        self.assertIn("data did not verify", r["evidence"])
+        self.edit(os.path.join(out, "work"), "stress-ng-vm 2", "stress-ng-vm 0")
+        self.edit(os.path.join(out, "work"), "bogo-ops 54750", "bogo-ops 0")
+        r = seeds.load(run)["z3fold"]["revert-5b6807"]
+        self.assertEqual((r["verdict"], r["problems"]), ("no-result", ["stress-ng finished no pass: nothing was verified"]))
+        self.edit(os.path.join(out, "work"), "bogo-ops 0", "bogo-ops 54750")
+        # No page written back: z3fold never reclaimed, the race had no chance.
+        self.edit(os.path.join(out, "zswap.after"), "written_back_pages 96", "written_back_pages 0")
+        r = seeds.load(run)["z3fold"]["revert-5b6807"]
+        self.assertEqual((r["verdict"], r["problems"]), ("no-result", ["z3fold never reclaimed (the pool never filled)"]))
+        self.edit(os.path.join(out, "zswap.after"), "written_back_pages 0", "written_back_pages 96")
+        self.assertEqual(seeds.load(run)["z3fold"]["revert-5b6807"]["verdict"], "pass")
+        with open(os.path.join(job, "console.log"), "a") as f:
+            f.write("[ 80.1] BUG: unable to handle page fault for address: ffffea0000a00008\n"
+                    "[ 80.1] RIP: 0010:do_compact_page+0x3a/0x3f0\n")
+        r = seeds.load(run)["z3fold"]["revert-5b6807"]
+        self.assertEqual(r["verdict"], "fail")
+        self.assertIn("do_compact_page", r["evidence"])
+        os.remove(os.path.join(out, "zswap.after"))
+        os.remove(os.path.join(job, "console.log"))
+        self.assertEqual(seeds.load(run)["z3fold"]["revert-5b6807"]["verdict"], "no-result")
 
     def test_initfree_poisoned_page_written(self):
         run = self.copy()
