@@ -113,12 +113,12 @@ class Job:
         except RunError as e:
             self.problems.append(f"guest-meta.json: {str(e).split(': ', 1)[1]}")
             self.guest_meta = None
-        self.steps = _tsv(os.path.join(self.out, "steps.tsv"))
-        self.units = {u["unit"]: u for u in _tsv(os.path.join(self.out, "units.tsv")) or []}
+        self.steps = read_tsv(os.path.join(self.out, "steps.tsv"))
+        self.units = {u["unit"]: u for u in read_tsv(os.path.join(self.out, "units.tsv")) or []}
         self.ramp = _kv_words(os.path.join(self.out, "ramp.report"))
         # Which cgroup plays which part (cgroups.tsv, written by the guest);
         # runs from before it was written had the global-pressure layout.
-        roles = _tsv(os.path.join(self.out, "cgroups.tsv"))
+        roles = read_tsv(os.path.join(self.out, "cgroups.tsv"))
         self.roles = dict(DEFAULT_ROLES)
         if roles is not None:
             self.roles = {r["role"]: r["path"] for r in roles if r.get("role") and r.get("path")}
@@ -218,7 +218,9 @@ def _json(path):
         raise RunError(f"{path}: not readable JSON ({e})") from None
 
 
-def _tsv(path):
+def read_tsv(path):
+    """The rows of a tab-separated file with a header, as dicts; None if
+    it does not exist."""
     try:
         with open(path, newline="") as f:
             return list(csv.DictReader(f, delimiter="\t"))

@@ -24,7 +24,6 @@ reclaim went on to scan.
 
 import argparse
 import collections
-import csv
 import os
 import re
 import sys
@@ -135,14 +134,6 @@ def read_trace(path):
     return events, windows
 
 
-def _read_tsv(path):
-    try:
-        with open(path, newline="") as f:
-            return list(csv.DictReader(f, delimiter="\t"))
-    except FileNotFoundError:
-        return None
-
-
 def lost_events(out):
     """Events the trace buffer dropped (trace-stats: cpu N overrun M), or None."""
     try:
@@ -160,11 +151,10 @@ class JobCheck:
         self.formula = formula
         self.events, self.windows = read_trace(os.path.join(job.out, "trace.log"))
         self.lost = lost_events(job.out)
-        cgs = _read_tsv(os.path.join(job.out, "trace-cgroups.tsv")) or []
+        cgs = rundata.read_tsv(os.path.join(job.out, "trace-cgroups.tsv")) or []
         self.cgroups = {int(r["ino"]): r["path"] for r in cgs if r.get("ino", "").isdigit()}
-        self.mismatches = [(e, kernel_scan(formula, e.size, e.min, e.low, e.usage, e.low_reclaim))
-                           for e in self.events
-                           if kernel_scan(formula, e.size, e.min, e.low, e.usage, e.low_reclaim) != e.scan]
+        wanted = ((e, kernel_scan(formula, e.size, e.min, e.low, e.usage, e.low_reclaim)) for e in self.events)
+        self.mismatches = [(e, want) for e, want in wanted if want != e.scan]
 
     @property
     def exact(self):

@@ -5,6 +5,7 @@ whose files the guest side reads; arms are applied from bench/arms; the
 JSON files are written with their schema and read back, damaged ones
 refused; the manifest keeps one entry per job; the plan interleaves
 kernels within each repeat and knows which jobs are done. Speaks TAP."""
+import contextlib
 import json
 import os
 import shutil
@@ -46,6 +47,21 @@ class Temp(unittest.TestCase):
         with open(path, "w") as f:
             f.write(text)
         return path
+
+    @contextlib.contextmanager
+    def scenarios_here(self):
+        """Inside the block, scenarios are read from self.tmp."""
+        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
+        try:
+            yield
+        finally:
+            jobs.SCENARIO_DIR = old
+
+    def refusal(self, name, profile="full"):
+        """What scenario NAME of self.tmp is refused with (it must be)."""
+        with self.scenarios_here(), self.assertRaises(jobs.Refused) as e:
+            jobs.Scenario(name, profile)
+        return str(e.exception)
 
 
 class Values(unittest.TestCase):
@@ -97,16 +113,8 @@ class Scenarios(Temp):
                          ["cgroupfs"])
         self.write("dec.conf", "workload = ws --size 400M\nknob.via = cgroupfs\nsteps = 1.5G 800M\n")
         self.write("via.conf", "workload = ws --size 400M\nknob.via = dbus\nsteps = 50%\n")
-        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
-        try:
-            with self.assertRaises(jobs.Refused) as e:
-                jobs.Scenario("dec")
-            self.assertIn("dec.conf:3: steps: 1.5G: cgroupfs takes whole units", str(e.exception))
-            with self.assertRaises(jobs.Refused) as e:
-                jobs.Scenario("via")
-            self.assertIn("via.conf:2: knob.via: 'dbus' is not systemd or cgroupfs", str(e.exception))
-        finally:
-            jobs.SCENARIO_DIR = old
+        self.assertIn("dec.conf:3: steps: 1.5G: cgroupfs takes whole units", self.refusal("dec"))
+        self.assertIn("via.conf:2: knob.via: 'dbus' is not systemd or cgroupfs", self.refusal("via"))
 
     def test_reclaim_at(self):
         self.assertEqual(sourced(self.write("a.env", jobs.Scenario("low-reclaim").scenario_env()), "SC_RECLAIM_AT"),
@@ -116,16 +124,8 @@ class Scenarios(Temp):
         self.write("at.conf", "workload = ws --size 400M\ncompetitor = ws --size 100M\nreclaim = 4M\n"
                    "reclaim.every = 1\nreclaim.at = root\nsteps = 50%\n")
         self.write("glob.conf", "workload = ws --size 400M\nreclaim.at = workload\nsteps = 50%\n")
-        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
-        try:
-            with self.assertRaises(jobs.Refused) as e:
-                jobs.Scenario("at")
-            self.assertIn("at.conf:5: reclaim.at: 'root' is not parent or workload", str(e.exception))
-            with self.assertRaises(jobs.Refused) as e:
-                jobs.Scenario("glob")
-            self.assertIn("glob.conf:2: reclaim.at: only with targeted reclaim", str(e.exception))
-        finally:
-            jobs.SCENARIO_DIR = old
+        self.assertIn("at.conf:5: reclaim.at: 'root' is not parent or workload", self.refusal("at"))
+        self.assertIn("glob.conf:2: reclaim.at: only with targeted reclaim", self.refusal("glob"))
 
     def test_a_window_per_step(self):
         self.write("per.conf", "workload = ws --size 400M\nwarmup = 10\nsettle = 2\n"
@@ -134,25 +134,19 @@ class Scenarios(Temp):
         self.write("zero.conf", "workload = ws --size 400M\nsteps = 90% 0%\nwindow = 6 0\n")
         self.write("qcount.conf", "workload = ws --size 400M\nsteps = 90% 0%\nwindow = 6\n"
                    "quick.steps = 50%\nquick.window = 3 3\n")
-        old, jobs.SCENARIO_DIR = jobs.SCENARIO_DIR, self.tmp
-        try:
+        with self.scenarios_here():
             sc = jobs.Scenario("per")
-            self.assertEqual(sc.windows, [12, 6, 3])
-            self.assertEqual(sc.seconds(), 10 + 3 * 2 + 12 + 6 + 3)
-            env = self.write("per.env", sc.scenario_env())
-            self.assertEqual(sourced(env, "SC_WINDOW"), ["12 6 3"])
-            # The quick profile's one step keeps a window of its own count.
-            with self.assertRaises(jobs.Refused) as e:
-                jobs.Scenario("per", "quick")
-            self.assertIn("per.conf:5: window: 3 windows for 1 steps", str(e.exception))
-            for name, line, key, said in (("count", 3, "window", "2 windows for 3 steps"),
-                                          ("zero", 3, "window", "'0' is not a whole number of seconds above 0"),
-                                          ("qcount", 5, "quick.window", "2 windows for 1 steps")):
-                with self.assertRaises(jobs.Refused) as e:
-                    jobs.Scenario(name, "quick" if name == "qcount" else "full")
-                self.assertIn(f"{name}.conf:{line}: {key}: {said}", str(e.exception))
-        finally:
-            jobs.SCENARIO_DIR = old
+        self.assertEqual(sc.windows, [12, 6, 3])
+        self.assertEqual(sc.seconds(), 10 + 3 * 2 + 12 + 6 + 3)
+        env = self.write("per.env", sc.scenario_env())
+        self.assertEqual(sourced(env, "SC_WINDOW"), ["12 6 3"])
+        # The quick profile's one step keeps a window of its own count.
+        self.assertIn("per.conf:5: window: 3 windows for 1 steps", self.refusal("per", "quick"))
+        for name, line, key, said in (("count", 3, "window", "2 windows for 3 steps"),
+                                      ("zero", 3, "window", "'0' is not a whole number of seconds above 0"),
+                                      ("qcount", 5, "quick.window", "2 windows for 1 steps")):
+            self.assertIn(f"{name}.conf:{line}: {key}: {said}",
+                          self.refusal(name, "quick" if name == "qcount" else "full"))
 
     def test_unknown_scenario_and_profile(self):
         with self.assertRaises(jobs.Refused) as e:
