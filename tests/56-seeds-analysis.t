@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """analysis/seeds.py against recorded guest output (tests/fixtures/seeds/run:
-the kmalloc check on patched, patched@slubdebug and the two reverts, the
-nomemcg check on patched and revert-08d1d0, the ocfs2 check on patched
-and revert-7a243c, the prototypes check on patched and revert-758b8d, the
-sync check on patched and revert-8e00c4, the initfree check on patched
+the kmalloc check on patched, patched@slubdebug, the two reverts and the
+SLAB and SLOB kernels, the nomemcg check on patched and revert-08d1d0,
+the ocfs2 check on patched and revert-7a243c, the prototypes check on
+patched and revert-758b8d, the sync check on patched and revert-8e00c4, the initfree check on patched
 and revert-234fdc, each plain and @pagepoison, and the z3fold check on
 patched and revert-5b6807, copied from a real
 `bench/seeds.sh run` with the console logs cut short), and against mutations of it: each judgement is
@@ -70,6 +70,10 @@ class Recorded(Fixture):
             "revert-59bb47": ("fail", "pass", "pass", "fail"),
             "revert-59bb47@slubdebug": ("fail", "fail", "pass", "fail"),
             "revert-6a486c": ("fail", "pass", "fail", "pass"),
+            # The other allocators (recorded 2026-12-06): no SLUB caches
+            # in sysfs, so that part does not apply; the rest holds.
+            "patched+slab": ("pass", "pass", "pass", "n/a"),
+            "patched+slob": ("pass", "pass", "pass", "n/a"),
         }
         got = {k: (v["verdict"], v["parts"]["alignment"][0], v["parts"]["accounting"][0], v["parts"]["sysfs"][0])
                for k, v in r.items()}
@@ -87,6 +91,11 @@ class Recorded(Fixture):
         # their page boundary, and every align reads back empty.
         self.assertRegex(r["revert-59bb47@slubdebug"]["parts"]["sysfs"][1],
                          r"^align unreadable for 44 of 44 caches; the kernel warned 'invalid sysfs_emit_at' 4 times")
+        # SLOB serves 8K from the page allocator too; SLAB, since 6.1,
+        # has SLUB's largest kmalloc cache (8K).
+        self.assertEqual(r["patched+slob"]["parts"]["accounting"][1], "6 sizes 8K-256K moved SUnreclaim by their size")
+        self.assertEqual(r["patched+slab"]["parts"]["accounting"][1], "5 sizes 16K-256K moved SUnreclaim by their size")
+        self.assertEqual(r["patched+slab"]["parts"]["sysfs"], ("n/a", "no SLUB kmalloc caches in sysfs"))
         self.assertEqual(r["patched@slubdebug"]["cmdline"], "slub_debug=FZPU")
         self.assertEqual(r["patched"]["cmdline"], "")
 
