@@ -33,7 +33,7 @@ help: ## list the targets (this text)
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo
 	@echo "variables: KERNELS=\"a b\", SCENARIOS=\"s t\", PROFILE=quick|full," \
-		"REPEAT=n, RUN=id (make bench); K=name (make kernel, make run);" \
+		"REPEAT=n, RUN=id, HOSTS=file (make bench); K=name (make kernel, make run);" \
 		"ACCEL=auto|kvm|tcg; V=1 (show commands)"
 
 .PHONY: deps
@@ -53,7 +53,7 @@ bench: deps ## the main job: build, boot, run SCENARIOS on KERNELS, print the ta
 	@$(KERNEL_SH) build $(call variants_of,$(BENCH_KERNELS))
 	@rootfs/build.sh > /dev/null
 	@bench/bench.py run $(RUN) --kernels "$(BENCH_KERNELS)" --scenarios "$(SCENARIOS)" \
-		--profile $(PROFILE) $(if $(REPEAT),--repeat $(REPEAT))
+		--profile $(PROFILE) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(HOSTS),--hosts $(HOSTS))
 
 .PHONY: bench-one
 bench-one: deps ## one job of a run: RUN=id K=kernel S=scenario R=repeat [PROFILE=quick]
@@ -182,7 +182,7 @@ test: deps ## run every test (TAP, summarised by prove)
 
 # The tests that need neither root, nor a kernel build, nor a boot.
 CHECK_TESTS := tests/00-lint.t tests/05-kernel-style.t tests/10-series.t \
-	tests/20-variants.t tests/40-guest-job.t tests/45-jobs.t tests/61-c-common.t \
+	tests/20-variants.t tests/40-guest-job.t tests/45-jobs.t tests/46-hosts.t tests/61-c-common.t \
 	tests/62-c-cgutil.t tests/63-workloads.t tests/64-collector.t \
 	tests/80-analysis.t
 

@@ -142,6 +142,36 @@ def provenance(run, doc):
                      g.get("cgroup2_mount_options", "?"), g.get("lru_gen_enabled", "?"),
                      (j.meta.get("rootfs_hash") or "-")[:12]])
     doc.table(["kernel", "release", "series", "config", "accel", "guest", "cgroup2 mount", "MGLRU", "image"], rows)
+    hosts_section(run, doc)
+
+
+def hosts_section(run, doc):
+    """Where the jobs of a run dispatched over hosts (bench.py run --hosts)
+    ran: one row per block, a (scenario, repeat) whose kernels all ran on
+    one host unless a retry moved some of them."""
+    blocks = {}
+    for j in run.jobs:
+        d = (j.meta or {}).get("dispatch")
+        if not isinstance(d, dict):
+            continue
+        b = blocks.setdefault((j.scenario, j.repeat), {})
+        b.setdefault(str(d.get("host", "?")), []).append(j.kernel)
+    if not blocks:
+        return
+    doc.h(3, "Hosts")
+    split = [k for k, b in blocks.items() if len(b) > 1]
+    used = sorted({h for b in blocks.values() for h in b})
+    doc.p(f"The jobs ran on {len(used)} host(s) ({', '.join(used)}), each (scenario, repeat) on one "
+          "host with its kernels in a random order, so that a difference between hosts falls on "
+          "every kernel of a repeat alike. "
+          + (f"{len(split)} of {len(blocks)} blocks ran on more than one host (a retry moved "
+             "some of their jobs): their kernels are not compared on the same machine."
+             if split else "Every block ran whole on one host."))
+    rows = []
+    for (s, r), b in sorted(blocks.items()):
+        for h, ks in sorted(b.items()):
+            rows.append([s, f"r{r}", h, ", ".join(sorted(ks))])
+    doc.table(["scenario", "repeat", "host", "kernels"], rows)
 
 
 def scenario_section(sr, doc, plotdir, date):

@@ -16,6 +16,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import hosts  # noqa: E402
 import jobs  # noqa: E402
 from jobs import Refused  # noqa: E402
 
@@ -40,6 +41,9 @@ USAGE = f"""usage: {PROG} COMMAND [ARGS]
       --scenarios "S T"      scenarios (default: low-steps)
       --repeat N             repeats (default: the scenario's; quick: 1)
       --profile P            full (default) or quick
+      --hosts FILE           run the jobs on the hosts of FILE (a GNU
+                             parallel sshloginfile) instead of here:
+                             docs/hosts.md
   plan RUN_ID [options]      print the jobs run would run, in order, and
                              which are done already; boots nothing
   one RUN_ID KERNEL SCENARIO REPEAT [--profile P]
@@ -172,7 +176,8 @@ def _guest(argv, env):
 
 
 def parse_options(args, allowed):
-    opts = {"kernels": "control patched", "scenarios": "low-steps", "repeat": None, "profile": "full"}
+    opts = {"kernels": "control patched", "scenarios": "low-steps", "repeat": None, "profile": "full",
+            "hosts": None}
     i = 0
     while i < len(args):
         key = args[i][2:] if args[i].startswith("--") else None
@@ -196,10 +201,11 @@ def check_run_id(run_id):
         raise Usage(f"run id '{run_id}' may only hold letters, digits, '.', '_', '-'")
 
 
-def make_plan(args):
+def make_plan(args, allowed=("kernels", "scenarios", "repeat", "profile")):
     check_run_id(args[0])
-    o = parse_options(args[1:], ("kernels", "scenarios", "repeat", "profile"))
+    o = parse_options(args[1:], allowed)
     plan = Plan(o["kernels"].split(), o["scenarios"].split(), o["repeat"], o["profile"])
+    plan.hosts = o["hosts"]
     return os.path.join(RESULTS, args[0]), plan
 
 
@@ -213,8 +219,10 @@ def cmd_plan(args):
 
 
 def cmd_run(args):
-    run, plan = make_plan(args)
+    run, plan = make_plan(args, ("kernels", "scenarios", "repeat", "profile", "hosts"))
     # Everything is checked before anything boots.
+    if plan.hosts:
+        hosts.check(plan.hosts)
     for k in plan.kernels:
         check_kernel(k)
     rootfs = os.environ.get("ROOTFS") or os.path.join(BUILD_DIR, "rootfs", "rootfs.ext4")
@@ -225,6 +233,13 @@ def cmd_run(args):
     if not os.path.exists(os.path.join(run, "run.json")):
         jobs.write_run_json(run, plan.profile, plan.kernels, list(plan.scenarios), plan.repeat)
     total, secs = len(plan.jobs), plan.seconds()
+    if plan.hosts:
+        log(f"run {os.path.basename(run)}: {total} jobs ({', '.join(plan.kernels)} x "
+            f"{', '.join(plan.scenarios)}) on the hosts of {plan.hosts}; results in {run}")
+        rc = hosts.dispatch(run, os.path.basename(run), plan, plan.hosts, rootfs,
+                            os.environ.get("KOUT") or os.path.join(BUILD_DIR, "kernels"))
+        summarise(run)
+        return rc
     log(f"run {os.path.basename(run)}: {total} jobs ({', '.join(plan.kernels)} x "
         f"{', '.join(plan.scenarios)}), about {secs // 60} min; results in {run}")
     start = time.time()
@@ -241,12 +256,17 @@ def cmd_run(args):
         done_est += job_est
     log(f"run {os.path.basename(run)} finished: {total - failed} of {total} jobs ok, "
         f"in {int(time.time() - start) // 60} min")
+    summarise(run)
+    return 0 if failed == 0 else 1
+
+
+def summarise(run):
+    """Print the run's table and write its report."""
     subprocess.run([PYTHON, os.path.join(ROOT, "analysis", "table.py"), run])
     if subprocess.run([PYTHON, "-c", "import matplotlib"], stderr=subprocess.DEVNULL).returncode == 0:
         subprocess.run([PYTHON, os.path.join(ROOT, "analysis", "report.py"), run])
     else:
         log("no report: Debian's python3-matplotlib is missing (make deps)")
-    return 0 if failed == 0 else 1
 
 
 def cmd_one(args):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages the suite needs, if any is missing.
 #
-#   deps.sh [GROUP...]          groups: kernel guest analysis test (default: all)
+#   deps.sh [GROUP...]          groups: kernel guest analysis hosts test
+#                               (default: all)
 #   deps.sh --list [GROUP...]   print the groups' packages, one a line
 #
 # This list is the whole of what the suite needs beyond Debian's essential
@@ -22,8 +23,12 @@ declare -A PKGS=(
 	[guest]="qemu-system-x86 qemu-utils mmdebstrap e2fsprogs"
 	# Analysis: tables, statistics, plots, reports (Debian's Python only).
 	[analysis]="python3 python3-matplotlib"
-	# Running the tests (git: the lint checks what git ignores).
-	[test]="perl shellcheck jq valgrind git"
+	# Spreading a run over other machines (bench/hosts.py): GNU parallel,
+	# ssh and rsync.
+	[hosts]="parallel openssh-client rsync"
+	# Running the tests (git: the lint checks what git ignores;
+	# openssh-server: tests/75-hosts.t starts its own sshd on 127.0.0.1).
+	[test]="perl shellcheck jq valgrind git openssh-server"
 )
 
 list=0
@@ -32,7 +37,7 @@ if [ "${1:-}" = --list ]; then
 	shift
 fi
 groups=("$@")
-[ ${#groups[@]} -gt 0 ] || groups=(kernel guest analysis test)
+[ ${#groups[@]} -gt 0 ] || groups=(kernel guest analysis hosts test)
 
 want=""
 for g in "${groups[@]}"; do
@@ -59,6 +64,20 @@ if [ "$(id -u)" != 0 ]; then
 fi
 log "installing:$missing"
 export DEBIAN_FRONTEND=noninteractive
+# openssh-server is here for the test's own sshd: installing it must not
+# start the machine's sshd, nor enable it for the next boot. policy-rc.d
+# stops the package from starting it now; sshd_not_to_be_run keeps
+# Debian's ssh service (sysvinit and systemd alike) from ever starting.
+if [[ " $missing " == *" openssh-server "* ]]; then
+	mkdir -p /etc/ssh
+	touch /etc/ssh/sshd_not_to_be_run
+	if [ ! -e /usr/sbin/policy-rc.d ]; then
+		printf '#!/bin/sh\n# bench/deps.sh: start no service while installing\nexit 101\n' \
+			> /usr/sbin/policy-rc.d
+		chmod 755 /usr/sbin/policy-rc.d
+		trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+	fi
+fi
 # shellcheck disable=SC2086
 if ! run apt-get install -y -q --no-install-recommends $missing >&2; then
 	log "retrying after apt-get update"

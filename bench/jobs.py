@@ -602,6 +602,10 @@ def job_ok(rundir, results=("ok",)):
 
 
 def suite_version():
+    """git describe of the suite; a dispatched job's host has no .git and
+    is told the version in BENCH_SUITE_VERSION."""
+    if os.environ.get("BENCH_SUITE_VERSION"):
+        return os.environ["BENCH_SUITE_VERSION"]
     try:
         return subprocess.run(["git", "-C", SUITE_ROOT, "describe", "--always", "--dirty"],
                               capture_output=True, text=True, check=True).stdout.strip() or "unknown"

@@ -1,0 +1,265 @@
+#!/usr/bin/python3
+"""The dispatcher over hosts (bench/hosts.py), without ssh or a guest: the
+hosts file is read or refused with file and line; blocks keep every kernel
+of a (scenario, repeat) together, in an order the run id fixes; a job that
+comes back is imported only when it holds exactly what its SHA256SUMS
+lists (a truncated file, a missing one or an extra one is set aside, and
+its block marked failed in GNU parallel's joblog so that --resume-failed
+runs it again); a finished job is never replaced. Speaks TAP."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
+
+import bench  # noqa: E402
+import hosts  # noqa: E402
+import jobs  # noqa: E402
+import tap  # noqa: E402
+from jobs import Refused  # noqa: E402
+
+BENCH = os.path.join(ROOT, "bench", "bench.py")
+JOBLOG_HEAD = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n"
+
+
+class Temp(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def write(self, name, text):
+        path = os.path.join(self.tmp, name)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+
+class HostsFile(Temp):
+    def test_lines(self):
+        path = self.write("hosts", "# the lab\n\nbench1\n2/ssh -p 2222 -i /k root@10.0.0.2  # big one\n"
+                          "ssh -p 2223 root@10.0.0.2\n")
+        hs = hosts.read_hosts(path)
+        self.assertEqual([(h.name, h.slots, h.target) for h in hs],
+                         [("bench1", 1, "bench1"), ("root@10.0.0.2:2222", 2, "root@10.0.0.2"),
+                          ("root@10.0.0.2:2223", 1, "root@10.0.0.2")])
+        self.assertEqual(hs[1].ssh, ["ssh", "-p", "2222", "-i", "/k"])
+        # GNU parallel is given the same ssh, never asking for a password.
+        self.assertTrue(hs[0].login().startswith("ssh -o BatchMode=yes"))
+        self.assertTrue(hs[1].login().endswith("-o ServerAliveCountMax=4 root@10.0.0.2"))
+
+    def test_same_host_twice_named_apart(self):
+        path = self.write("hosts", "ssh -i /a x@h\nssh -i /b x@h\n")
+        self.assertEqual([h.name for h in hosts.read_hosts(path)], ["x@h#1", "x@h#2"])
+
+    def test_refused(self):
+        path = self.write("hosts", "ok1\n:\n0/h2\nscp h3\nok1\n3/\nssh 'h4\n")
+        with self.assertRaises(Refused) as e:
+            hosts.read_hosts(path)
+        m = "\n".join(e.exception.messages)
+        for says in (f"{path}:2: ':' is this machine", f"{path}:3: '0/h2': a host runs at least 1",
+                     f"{path}:4: 'scp h3': the command must be ssh", f"{path}:5: ok1 is listed already on line 1",
+                     f"{path}:6: no host after '3/'", f"{path}:7: cannot read"):
+            self.assertIn(says, m)
+
+    def test_empty_and_missing(self):
+        with self.assertRaises(Refused) as e:
+            hosts.read_hosts(self.write("hosts", "# nothing\n"))
+        self.assertIn("no hosts in it", e.exception.messages[0])
+        with self.assertRaises(Refused) as e:
+            hosts.read_hosts(os.path.join(self.tmp, "nope"))
+        self.assertIn("nope: No such file", e.exception.messages[0])
+
+    def test_bench_refuses_a_bad_hosts_file_before_booting(self):
+        path = self.write("hosts", "scp h\n")
+        out = subprocess.run([BENCH, "run", "x", "--kernels", "control", "--hosts", path],
+                             capture_output=True, text=True,
+                             env=dict(os.environ, RESULTS=self.tmp, PATH="/usr/bin:/bin"))
+        # Refused (2) when the tools are there; without GNU parallel, that.
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertRegex(out.stderr, "the command must be ssh|GNU parallel is missing")
+
+
+class Qualify(unittest.TestCase):
+    def host(self, out, rc=0, slots=1):
+        h = hosts.Host("f:1", f"{slots}/h")
+
+        def run(script, stdin=None, timeout=0):
+            return subprocess.CompletedProcess([], rc, out.encode(), b"ssh: connect to host h port 22: Connection refused")
+        h.run = run
+        return h
+
+    NEED = {"memory": 2 << 30, "disk": 1 << 30, "qemu": "QEMU emulator version 7.2.19 (Debian)",
+            "accel": "auto"}
+    GOOD = ("remote_dir=/r\nhostname=b1\nqemu=QEMU emulator version 7.2.3\nkvm=no\n"
+            "mem_available_kb=8000000\ndisk_free_kb=90000000\n")
+
+    def test_good(self):
+        h = self.host(self.GOOD)
+        self.assertIsNone(hosts.probe(h, self.NEED))
+        self.assertEqual((h.remote_dir, h.info["kvm"]), ("/r", "no"))
+
+    def test_unreachable(self):
+        self.assertRegex(hosts.probe(self.host("", rc=255), self.NEED),
+                         "unreachable: ssh exited 255 .*Connection refused")
+
+    def test_each_lack_named(self):
+        out = ("remote_dir_wanted=/proc/x\nremote_dir=\nqemu=QEMU emulator version 8.0.0\nmissing=rsync\nkvm=no\n"
+               "mem_available_kb=1000\ndisk_free_kb=10\n")
+        why = hosts.probe(self.host(out), dict(self.NEED, accel="kvm"))
+        for says in ("lacks rsync (Debian: apt-get install rsync)", "QEMU major version 8, not 7",
+                     "ACCEL=kvm, but its /dev/kvm is not usable", "0 MiB available, 1 guest(s) need 2560 MiB",
+                     "cannot make its directory /proc/x"):
+            self.assertIn(says, why)
+
+    def test_memory_counts_every_guest(self):
+        self.assertIsNone(hosts.probe(self.host(self.GOOD, slots=2), self.NEED))
+        self.assertIn("4 guest(s) need 8704 MiB", hosts.probe(self.host(self.GOOD, slots=4), self.NEED))
+
+    def test_disk(self):
+        self.assertIn("MiB free in /r", hosts.probe(self.host(self.GOOD), dict(self.NEED, disk=100 << 30)))
+
+
+class Blocks(unittest.TestCase):
+    def test_each_block_holds_every_kernel(self):
+        plan = bench.Plan(["control", "v1-9783aa", "patched"], ["low-reclaim", "min-reclaim"], 3, "quick")
+        bs = hosts.blocks("run1", plan)
+        self.assertEqual(len(bs), 6)
+        self.assertEqual([b.name for b in bs], [f"b{i:04d}" for i in range(1, 7)])
+        self.assertEqual(sorted((b.scenario, b.repeat) for b in bs),
+                         sorted({(s, r) for s, _, r, _ in plan.jobs}))
+        for b in bs:
+            self.assertEqual(sorted(b.kernels), ["control", "patched", "v1-9783aa"])
+        # Random orders, fixed by the run id: the same again, another for another id.
+        self.assertEqual([b.kernels for b in bs], [b.kernels for b in hosts.blocks("run1", plan)])
+        self.assertGreater(len({tuple(b.kernels) for b in bs}), 1)
+        self.assertNotEqual([b.kernels for b in bs], [b.kernels for b in hosts.blocks("run2", plan)])
+
+
+def fake_job(root, verdict="ok", extra=None):
+    """A job directory as a host leaves it, SHA256SUMS written last."""
+    os.makedirs(os.path.join(root, "guest", "out"))
+    files = {"result.json": json.dumps({"schema": 1, "result": verdict}),
+             "meta.json": json.dumps({"schema": 1, "kernel": "k"}),
+             "guest/out/samples.csv": "t,step,cgroup\n" * 50}
+    files.update(extra or {})
+    for rel, text in files.items():
+        with open(os.path.join(root, rel), "w") as f:
+            f.write(text)
+    subprocess.run("find . -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum > ../.s && mv ../.s SHA256SUMS",
+                   shell=True, cwd=root, check=True)
+
+
+class Collect(Temp):
+    def setUp(self):
+        super().setUp()
+        self.run_dir = os.path.join(self.tmp, "results", "R")
+        self.bdir = os.path.join(self.tmp, "blocks", "b0001")
+        self.block = hosts.Block(1, "low-reclaim", 1, ["patched", "control"])
+        os.makedirs(self.run_dir)
+
+    def attempt(self, name, login, kernels, **kw):
+        adir = os.path.join(self.bdir, "out", name)
+        os.makedirs(adir)
+        with open(os.path.join(adir, "attempt.json"), "w") as f:
+            json.dump({"sshlogin": login, "hostname": "box"}, f)
+        for k in kernels:
+            fake_job(jobs.job_dir(os.path.join(adir, "R"), "low-reclaim", k, 1), **kw.get(k, {}))
+        return adir
+
+    def test_verify(self):
+        d = os.path.join(self.tmp, "j")
+        fake_job(d)
+        self.assertIsNone(hosts.verify(d))
+        with open(os.path.join(d, "guest/out/samples.csv"), "r+") as f:
+            f.truncate(100)
+        self.assertRegex(hosts.verify(d), "samples.csv: its sha256 differs .*truncated")
+        os.remove(os.path.join(d, "guest/out/samples.csv"))
+        self.assertEqual(hosts.verify(d), "missing guest/out/samples.csv")
+        self.write("j/stray", "x")
+        self.assertRegex(hosts.verify(d), "missing|stray is not in SHA256SUMS")
+        os.remove(os.path.join(d, "SHA256SUMS"))
+        self.assertRegex(hosts.verify(d), "no SHA256SUMS")
+
+    def test_import_with_the_host(self):
+        self.attempt("a1", "ssh -o X root@h:22", ["patched", "control"])
+        left = hosts.collect(self.run_dir, "R", self.bdir, self.block, {"ssh -o X root@h:22": "h:22"})
+        self.assertEqual(left, 0)
+        for k in ("patched", "control"):
+            d = jobs.job_dir(self.run_dir, "low-reclaim", k, 1)
+            self.assertTrue(jobs.job_ok(d))
+            self.assertFalse(os.path.exists(os.path.join(d, "SHA256SUMS")))
+            meta = jobs._json_or_none(os.path.join(d, "meta.json"))
+            self.assertEqual((meta["kernel"], meta["dispatch"]["host"], meta["dispatch"]["block"],
+                              meta["dispatch"]["hostname"]), ("k", "h:22", "b0001", "box"))
+        self.assertEqual(set(jobs.read_manifest(self.run_dir).values()), {"ok"})
+        self.assertEqual(os.listdir(os.path.join(self.bdir, "out")), [])
+
+    def test_truncated_is_set_aside_and_failed_recorded(self):
+        adir = self.attempt("a1", "L", ["patched", "control"], control={"verdict": "timeout"})
+        with open(os.path.join(jobs.job_dir(os.path.join(adir, "R"), "low-reclaim", "patched", 1),
+                               "guest/out/samples.csv"), "r+") as f:
+            f.truncate(10)
+        left = hosts.collect(self.run_dir, "R", self.bdir, self.block, {})
+        self.assertEqual(left, 2)
+        self.assertFalse(os.path.exists(jobs.job_dir(self.run_dir, "low-reclaim", "patched", 1)))
+        self.assertTrue(os.path.isdir(os.path.join(self.run_dir, ".dispatch", "rejected", "b0001-a1-patched")))
+        self.assertEqual(jobs.read_manifest(self.run_dir), {("low-reclaim", "control", 1): "failed:timeout"})
+
+    def test_finished_job_never_replaced(self):
+        self.attempt("a1", "L", ["patched"])
+        hosts.collect(self.run_dir, "R", self.bdir, self.block, {"L": "one"})
+        self.attempt("a2", "M", ["patched"], patched={"verdict": "panic"})
+        self.attempt("a3", "M", ["patched"])
+        hosts.collect(self.run_dir, "R", self.bdir, self.block, {"M": "two"})
+        meta = jobs._json_or_none(os.path.join(jobs.job_dir(self.run_dir, "low-reclaim", "patched", 1), "meta.json"))
+        self.assertEqual(meta["dispatch"]["host"], "one")
+
+    def test_later_attempt_replaces_a_failed_one(self):
+        self.attempt("a1", "L", ["control"], control={"verdict": "panic"})
+        self.attempt("a2", "M", ["control"])
+        hosts.collect(self.run_dir, "R", self.bdir, self.block, {"L": "one", "M": "two"})
+        d = jobs.job_dir(self.run_dir, "low-reclaim", "control", 1)
+        self.assertTrue(jobs.job_ok(d))
+        self.assertEqual(jobs._json_or_none(os.path.join(d, "meta.json"))["dispatch"]["host"], "two")
+
+
+class Joblog(Temp):
+    def test_mark_failed(self):
+        path = self.write("joblog", JOBLOG_HEAD
+                          + "1\th1\t1.0\t5\t0\t0\t0\t0\tsh b0001/run.sh b0001\n"
+                          + "2\th2\t1.0\t5\t0\t0\t255\t0\tsh b0002/run.sh b0002\n"
+                          + "3\th1\t1.0\t5\t0\t0\t0\t0\tsh b0003/run.sh b0003\n"
+                          + "2\th1\t9.0\t5\t0\t0\t0\t0\tsh b0002/run.sh b0002\n")
+        self.assertEqual(hosts.read_joblog(path), {1: ("h1", 0, 0), 2: ("h1", 0, 0), 3: ("h1", 0, 0)})
+        hosts.mark_failed(path, {2, 3}, "test")
+        self.assertEqual(hosts.read_joblog(path), {1: ("h1", 0, 0), 2: ("h1", 1, 0), 3: ("h1", 1, 0)})
+        with open(path) as f:
+            lines = f.read().splitlines()
+        # Only the last line of a block changes; the header and history stay.
+        self.assertEqual(lines[0] + "\n", JOBLOG_HEAD)
+        self.assertEqual(lines[2].split("\t")[6], "255")
+        self.assertEqual(len(lines), 5)
+
+
+class Suite(unittest.TestCase):
+    def test_suite_tar_is_the_same_bytes_each_time(self):
+        h1, b1 = hosts.suite_tar(ROOT)
+        h2, b2 = hosts.suite_tar(ROOT)
+        self.assertEqual((h1, b1), (h2, b2))
+        names = hosts.suite_files(ROOT)
+        for f in ("bench/bench.py", "bench/remote-block.sh", "bench/scenarios/low-reclaim.conf", "patches/variants"):
+            self.assertIn(f, names)
+        self.assertFalse([f for f in names if f.startswith(("build/", "results/"))])
+
+
+if __name__ == "__main__":
+    tap.run(__name__)
