@@ -221,8 +221,7 @@ def cmd_plan(args):
 def cmd_run(args):
     run, plan = make_plan(args, ("kernels", "scenarios", "repeat", "profile", "hosts"))
     # Everything is checked before anything boots.
-    if plan.hosts:
-        hosts.check(plan.hosts)
+    host_list = hosts.check(plan.hosts) if plan.hosts else None
     for k in plan.kernels:
         check_kernel(k)
     rootfs = os.environ.get("ROOTFS") or os.path.join(BUILD_DIR, "rootfs", "rootfs.ext4")
@@ -233,15 +232,14 @@ def cmd_run(args):
     if not os.path.exists(os.path.join(run, "run.json")):
         jobs.write_run_json(run, plan.profile, plan.kernels, list(plan.scenarios), plan.repeat)
     total, secs = len(plan.jobs), plan.seconds()
-    if plan.hosts:
-        log(f"run {os.path.basename(run)}: {total} jobs ({', '.join(plan.kernels)} x "
-            f"{', '.join(plan.scenarios)}) on the hosts of {plan.hosts}; results in {run}")
-        rc = hosts.dispatch(run, os.path.basename(run), plan, plan.hosts, rootfs,
+    where = f" on the hosts of {plan.hosts}" if plan.hosts else f", about {secs // 60} min"
+    log(f"run {os.path.basename(run)}: {total} jobs ({', '.join(plan.kernels)} x "
+        f"{', '.join(plan.scenarios)}){where}; results in {run}")
+    if host_list:
+        rc = hosts.dispatch(run, plan, host_list, rootfs,
                             os.environ.get("KOUT") or os.path.join(BUILD_DIR, "kernels"))
         summarise(run)
         return rc
-    log(f"run {os.path.basename(run)}: {total} jobs ({', '.join(plan.kernels)} x "
-        f"{', '.join(plan.scenarios)}), about {secs // 60} min; results in {run}")
     start = time.time()
     done_est = failed = 0
     for n, (s, k, r, job_est) in enumerate(plan.jobs, 1):

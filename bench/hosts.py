@@ -296,6 +296,7 @@ class Inputs:
 
     def __init__(self, root, rootfs, kout, variants):
         self.suite_hash, self.suite_bytes = suite_tar(root)
+        self.suite_version = jobs.suite_version()
         self.rootfs = rootfs
         try:
             with open(os.path.join(os.path.dirname(rootfs), "rootfs.hash")) as f:
@@ -320,10 +321,9 @@ class Inputs:
 
 
 def _rsync(host, src, dest):
-    """rsync src (a path or a list of them) to dest on host: (rc, stderr)."""
+    """rsync src to dest on host: (rc, stderr)."""
     ssh = shlex.join(host.ssh_argv())
-    srcs = src if isinstance(src, list) else [src]
-    r = subprocess.run(["rsync", "-a", "-S", "--partial", "-e", ssh] + srcs + [f"{host.target}:{dest}"],
+    r = subprocess.run(["rsync", "-a", "-S", "--partial", "-e", ssh, src, f"{host.target}:{dest}"],
                        capture_output=True, text=True)
     return r.returncode, r.stderr.strip()
 
@@ -392,6 +392,11 @@ class Block:
         self.seq, self.scenario, self.repeat, self.kernels = seq, scenario, repeat, kernels
         self.name = f"b{seq:04d}"
 
+    def todo(self, run):
+        """Its kernels whose job in run is not ok (yet), in its order."""
+        return [k for k in self.kernels
+                if not jobs.job_ok(jobs.job_dir(run, self.scenario, k, self.repeat))]
+
 
 def blocks(run_id, plan):
     """One block per (scenario, repeat) of the plan, in its order; the
@@ -412,17 +417,17 @@ RUN_SH = """#!/bin/sh
 # bench/hosts.py wrote this: GNU parallel runs it on a host, in the
 # block's directory it sent there.
 . "$1/block.env"
-exec bash "${BENCH_REMOTE_DIR:-$HOME/.cache/cgroup-bench}/suite/$SUITE_HASH/bench/remote-block.sh" "$1"
-"""
+exec bash "%s/suite/$SUITE_HASH/bench/remote-block.sh" "$1"
+""" % REMOTE_DIR
 
 
-def write_block(bdir, block, run, run_id, profile, inputs, todo):
+def write_block(bdir, block, run_id, profile, inputs, todo):
     """The block's directory for GNU parallel: block.env, jobs.tsv (the
     kernels still to run, in the block's order), run.sh."""
     os.makedirs(bdir, exist_ok=True)
     variants = sorted({jobs.split_kernel(k)[0] for k in todo})
     env = {"RUN": run_id, "PROFILE": profile, "BLOCK": block.name,
-           "SUITE_HASH": inputs.suite_hash, "SUITE_VERSION": jobs.suite_version(),
+           "SUITE_HASH": inputs.suite_hash, "SUITE_VERSION": inputs.suite_version,
            "IMAGE_HASH": inputs.image_hash, "ACCEL": os.environ.get("ACCEL", "auto"),
            "KERNELS": " ".join(f"{v}={inputs.kernels[v][0]}" for v in variants)}
     jobs.write_atomic(os.path.join(bdir, "block.env"),
@@ -552,8 +557,7 @@ def collect(run, run_id, bdir, block, names):
                         "ok" if verdict == "ok" else f"failed:{verdict}")
             log(f"{tag}: {verdict}")
         shutil.rmtree(adir, ignore_errors=True)
-    return sum(1 for k in block.kernels
-               if not jobs.job_ok(jobs.job_dir(run, block.scenario, k, block.repeat)))
+    return len(block.todo(run))
 
 
 # ---------------------------------------------------------------------------
@@ -574,9 +578,10 @@ def check(hosts_file):
     return hosts
 
 
-def dispatch(run, run_id, plan, hosts_file, rootfs, kout):
-    """Run plan's jobs on the hosts of hosts_file; 0 if every job is ok."""
-    hosts = check(hosts_file)
+def dispatch(run, plan, hosts, rootfs, kout):
+    """Run plan's jobs in directory run on hosts (check()'s list); 0 if
+    every job is ok."""
+    run_id = os.path.basename(run)
     variants = sorted({jobs.split_kernel(k)[0] for k in plan.kernels})
     inputs = Inputs(jobs.SUITE_ROOT, rootfs, kout, variants)
     memory = max(plan.scenarios[s].bytes("memory") for s in plan.scenarios)
@@ -592,7 +597,7 @@ def dispatch(run, run_id, plan, hosts_file, rootfs, kout):
         else:
             shipped.append(h)
     if not shipped:
-        log(f"no host of {hosts_file} can run the jobs")
+        log("no host can run the jobs")
         return 1
     names = {h.login(): h.name for h in shipped}
     ddir = os.path.join(run, ".dispatch")
@@ -611,10 +616,9 @@ def dispatch(run, run_id, plan, hosts_file, rootfs, kout):
     for rnd in range(1, ROUNDS + 1):
         todo_jobs = 0
         for b in all_blocks:
-            todo = [k for k in b.kernels
-                    if not jobs.job_ok(jobs.job_dir(run, b.scenario, k, b.repeat))]
+            todo = b.todo(run)
             todo_jobs += len(todo)
-            write_block(os.path.join(bdir, b.name), b, run, run_id, plan.profile, inputs, todo)
+            write_block(os.path.join(bdir, b.name), b, run_id, plan.profile, inputs, todo)
         if todo_jobs == 0:
             break
         slots = sum(h.slots for h in shipped)
@@ -631,8 +635,7 @@ def dispatch(run, run_id, plan, hosts_file, rootfs, kout):
         mark_failed(joblog, incomplete, "its results came back incomplete or not at all")
         if not incomplete:
             break
-    ok = sum(1 for b in all_blocks for k in b.kernels
-             if jobs.job_ok(jobs.job_dir(run, b.scenario, k, b.repeat)))
+    ok = total - sum(len(b.todo(run)) for b in all_blocks)
     log(f"run {run_id} on {len(shipped)} host(s): {ok} of {total} jobs ok, "
         f"in {int(time.time() - start) // 60} min")
     return 0 if ok == total else 1

@@ -8,10 +8,8 @@ kernels within each repeat and knows which jobs are done. Speaks TAP."""
 import contextlib
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -23,6 +21,7 @@ import bench  # noqa: E402
 import jobs  # noqa: E402
 import rundata  # noqa: E402
 import tap  # noqa: E402
+from tempcase import TempCase  # noqa: E402
 
 BENCH = os.path.join(ROOT, "bench", "bench.py")
 JOBS = os.path.join(ROOT, "bench", "jobs.py")
@@ -35,19 +34,7 @@ def sourced(path, *names):
     return out.split("\n")[:len(names)]
 
 
-class Temp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
-    def write(self, name, text):
-        path = os.path.join(self.tmp, name)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
+class Temp(TempCase):
     @contextlib.contextmanager
     def scenarios_here(self):
         """Inside the block, scenarios are read from self.tmp."""

@@ -8,10 +8,8 @@ its block marked failed in GNU parallel's joblog so that --resume-failed
 runs it again); a finished job is never replaced. Speaks TAP."""
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -22,28 +20,14 @@ import bench  # noqa: E402
 import hosts  # noqa: E402
 import jobs  # noqa: E402
 import tap  # noqa: E402
+from tempcase import TempCase  # noqa: E402
 from jobs import Refused  # noqa: E402
 
 BENCH = os.path.join(ROOT, "bench", "bench.py")
 JOBLOG_HEAD = "Seq\tHost\tStarttime\tJobRuntime\tSend\tReceive\tExitval\tSignal\tCommand\n"
 
 
-class Temp(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp()
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp)
-
-    def write(self, name, text):
-        path = os.path.join(self.tmp, name)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(text)
-        return path
-
-
-class HostsFile(Temp):
+class HostsFile(TempCase):
     def test_lines(self):
         path = self.write("hosts", "# the lab\n\nbench1\n2/ssh -p 2222 -i /k root@10.0.0.2  # big one\n"
                           "ssh -p 2223 root@10.0.0.2\n")
@@ -158,7 +142,7 @@ def fake_job(root, verdict="ok", extra=None):
                    shell=True, cwd=root, check=True)
 
 
-class Collect(Temp):
+class Collect(TempCase):
     def setUp(self):
         super().setUp()
         self.run_dir = os.path.join(self.tmp, "results", "R")
@@ -232,7 +216,7 @@ class Collect(Temp):
         self.assertEqual(jobs._json_or_none(os.path.join(d, "meta.json"))["dispatch"]["host"], "two")
 
 
-class Joblog(Temp):
+class Joblog(TempCase):
     def test_mark_failed(self):
         path = self.write("joblog", JOBLOG_HEAD
                           + "1\th1\t1.0\t5\t0\t0\t0\t0\tsh b0001/run.sh b0001\n"
