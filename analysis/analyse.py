@@ -34,6 +34,9 @@ class ScenarioResult:
         # windows[role][kernel][step number] = [Window per repeat]
         self.windows = {PRIMARY: {}, PEER: {}, COMPETITOR: {}}
         self.ooms = {}
+        # (kernel, repeat): the host a dispatched job ran on (bench.py run
+        # --hosts); empty for a run on this machine.
+        self.hosts = {}
         for job in self.jobs:
             try:
                 job.samples
@@ -59,6 +62,9 @@ class ScenarioResult:
                 if COMPETITOR in made:
                     metrics.normalise(made[PRIMARY], made[COMPETITOR])
             self.ooms.setdefault(job.kernel, []).append((job.repeat, metrics.oom_story(job)))
+            d = job.meta.get("dispatch")
+            if isinstance(d, dict) and d.get("host"):
+                self.hosts[(job.kernel, job.repeat)] = str(d["host"])
         self.kernels = sorted({j.kernel for j in self.jobs})
         if baseline and baseline not in self.kernels:
             raise ValueError(f"baseline kernel '{baseline}' is not in scenario {scenario} ({', '.join(self.kernels)})")
@@ -88,6 +94,28 @@ class ScenarioResult:
             pct = 100 * stats.mean(a) / stats.mean(b)
         w = stats.welch(a, b)
         return pct, (w[2] if w else None)
+
+    def spans_hosts(self):
+        """Whether this scenario's jobs ran on more than one host."""
+        return len(set(self.hosts.values())) > 1
+
+    def paired(self, kernel, step, key, cgroup=PRIMARY):
+        """kernel against the baseline at a step, paired by repeat where
+        both jobs of the repeat ran on the same host (one block of a run
+        over hosts): {pairs, hosts, diff (mean of kernel - baseline), p
+        (paired t-test)}, or None without two such pairs."""
+        def by_repeat(k):
+            ws = self.windows[cgroup].get(k, {}).get(step, [])
+            return {w.job.repeat: w[key] for w in ws if w[key] is not None}
+        a, b = by_repeat(kernel), by_repeat(self.baseline)
+        reps = sorted(r for r in set(a) & set(b)
+                      if self.hosts.get((kernel, r)) and self.hosts.get((kernel, r)) == self.hosts.get((self.baseline, r)))
+        if len(reps) < 2:
+            return None
+        xs, ys = [a[r] for r in reps], [b[r] for r in reps]
+        t = stats.paired(xs, ys)
+        return {"pairs": len(reps), "hosts": sorted({self.hosts[(kernel, r)] for r in reps}),
+                "diff": stats.mean(xs) - stats.mean(ys), "p": t[2]}
 
     def unprotected_step(self):
         """The step without protection (knob value 0), the reference for

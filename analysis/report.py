@@ -174,6 +174,36 @@ def hosts_section(run, doc):
     doc.table(["scenario", "repeat", "host", "kernels"], rows)
 
 
+def paired_section(sr, doc, knob, steps):
+    """The comparisons again, paired by host: the jobs of a run spread over
+    hosts, where each repeat's kernels ran together on one host, so a
+    difference between hosts cancels in each pair."""
+    key, scale, unit, what = ("scan_fraction", 100, " pp", "scan fraction") if sr.has_competitor \
+        else ("pgscan/s", 1, "", "pgscan/s")
+    doc.h(3, "Paired by host")
+    doc.p(f"These jobs ran on {len(set(sr.hosts.values()))} hosts. Each repeat's kernels ran on one host, "
+          f"so here each kernel's {what} is compared with {sr.baseline}'s of the same repeat (a paired "
+          f"t-test over the repeats whose two jobs ran on the same host), beside Welch's test, which "
+          f"ignores the hosts. Where hosts differ, the paired test is the one to read.")
+    rows = []
+    for k in sr.kernels:
+        if k == sr.baseline:
+            continue
+        for n in steps:
+            pr = sr.paired(k, n, key)
+            a, b = sr.values(k, n, key), sr.values(sr.baseline, n, key)
+            w = stats.welch(a, b)
+            rows.append([k, sr.steps[n].requested,
+                         "-" if pr is None else str(pr["pairs"]),
+                         "-" if pr is None else ", ".join(pr["hosts"]),
+                         fmt(None if pr is None else scale * pr["diff"], 1, unit),
+                         fmt_p(None if pr is None else pr["p"]),
+                         fmt(scale * (stats.mean(a) - stats.mean(b)) if a and b else None, 1, unit),
+                         fmt_p(w[2] if w else None)])
+    doc.table(["kernel", knob, "pairs", "hosts", f"paired difference to {sr.baseline}", "paired p",
+               "unpaired difference", "Welch p"], rows)
+
+
 def scenario_section(sr, doc, plotdir, date):
     doc.h(2, f"Scenario {sr.scenario}")
     if not sr.jobs:
@@ -268,6 +298,9 @@ def scenario_section(sr, doc, plotdir, date):
                 rows.append(row)
         doc.table(["kernel", "formula", knob, "measured %", "CV", "model", "deviation",
                    f"vs {base}", "p"], rows)
+
+    if sr.spans_hosts() and others:
+        paired_section(sr, doc, knob, steps)
 
     if sr.has_peer:
         doc.h(3, "workload.slice against peer.slice")

@@ -105,6 +105,22 @@ def welch(a, b):
     return (t, df, t_sf2(t, df))
 
 
+def paired(a, b):
+    """(t, df, two-sided p) of the paired t-test of a against b (a[i] and
+    b[i] measured together, e.g. on one host); None below two pairs. Pairs
+    that all differ alike give p = 1 when the difference is 0, else 0."""
+    if len(a) != len(b):
+        raise ValueError(f"paired samples of different sizes ({len(a)} and {len(b)})")
+    if len(a) < 2:
+        return None
+    d = [x - y for x, y in zip(a, b)]
+    m, s = mean(d), sd(d)
+    if s == 0:
+        return (0.0 if m == 0 else math.inf, len(d) - 1, 1.0 if m == 0 else 0.0)
+    t = m / (s / math.sqrt(len(d)))
+    return (t, len(d) - 1, t_sf2(abs(t), len(d) - 1))
+
+
 def detectable(a, b, alpha=0.05, power=0.8):
     """The smallest difference of means a two-sided Welch test between
     samples of a's and b's size and spread finds at level alpha with the

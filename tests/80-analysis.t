@@ -130,6 +130,21 @@ class Statistics(unittest.TestCase):
         self.assertGreater(stats.repeats_for(1.0, 1, 1), 10)
         self.assertIsNone(stats.repeats_for(0.001, 1, 1))
 
+    def test_paired(self):
+        # Differences 1, 2, 2: mean 5/3, sd sqrt(1/3); t = (5/3) / (sd /
+        # sqrt(3)) = 5, df 2, p = 1 - 5 / sqrt(27) = 0.0377. Welch, which
+        # ignores the pairing, gets p 0.08 from the same numbers.
+        t, df, p = stats.paired([1, 2, 3], [0, 0, 1])
+        self.assertAlmostEqual(t, 5.0)
+        self.assertEqual(df, 2)
+        self.assertAlmostEqual(p, 1 - 5 / 27 ** 0.5)
+        self.assertGreater(stats.welch([1, 2, 3], [0, 0, 1])[2], 0.05)
+        self.assertEqual(stats.paired([2, 3], [1, 2])[2], 0.0)
+        self.assertEqual(stats.paired([2, 3], [2, 3])[2], 1.0)
+        self.assertIsNone(stats.paired([1], [2]))
+        with self.assertRaises(ValueError):
+            stats.paired([1, 2], [1])
+
     def test_too_few(self):
         self.assertIsNone(stats.welch([1], [2, 3]))
         self.assertIsNone(stats.summary([5])["ci95"])
@@ -331,6 +346,70 @@ class Targeted(unittest.TestCase):
         self.assertNotIn("  control 0%:", out.stdout)
         self.assertRegex(out.stdout, r"\|\s+50% \|\s+200M \|\s+50\.0 ± 6\.[45]% \(2\) \|\s+50\.0% \|"
                                      r"\s+100\.0 ± 0\.0% \(2\) \|\s+100\.0% \|\s+-50\.0 \|")
+
+
+class OverHosts(unittest.TestCase):
+    """A run whose jobs were spread over hosts (meta.json "dispatch"):
+    the comparison paired by host."""
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.run = os.path.join(self.tmp, "ab")
+        shutil.copytree(FIX, self.run)
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def place(self, hosts):
+        """hosts: {(kernel, repeat): host} for the low-reclaim jobs."""
+        import json
+        for (k, r), h in hosts.items():
+            path = os.path.join(self.run, "low-reclaim", k, f"r{r}", "meta.json")
+            with open(path) as f:
+                meta = json.load(f)
+            meta["dispatch"] = {"host": h, "hostname": h, "block": f"b{r}", "attempt": 1}
+            with open(path, "w") as f:
+                json.dump(meta, f)
+
+    def low_reclaim(self):
+        return next(sr for sr in analyse.analyse(rundata.Run(self.run)) if sr.scenario == "low-reclaim")
+
+    def test_paired_by_repeat_on_one_host(self):
+        self.place({("control", 1): "a", ("patched", 1): "a", ("control", 2): "b", ("patched", 2): "b"})
+        sr = self.low_reclaim()
+        self.assertTrue(sr.spans_hosts())
+        pr = sr.paired("patched", 2, "scan_fraction")
+        self.assertEqual((pr["pairs"], pr["hosts"]), (2, ["a", "b"]))
+        # patched 0.4949 and 0.5051 against control's 1.0 and 1.0.
+        self.assertAlmostEqual(pr["diff"], -0.5)
+        self.assertAlmostEqual(pr["p"], stats.paired([0.494921875, 0.505078125], [1.0, 1.0])[2])
+        # Where the hosts differ (control too measured 1 point higher on
+        # b), the pairing takes the host out: every pair differs by 50.0
+        # points (p 0 but for rounding); Welch sees two spreads (p 0.0002).
+        for w, v in zip(sr.windows[analyse.PRIMARY]["control"][2], (0.994921875, 1.005078125)):
+            w.values["scan_fraction"] = v
+        self.assertLess(sr.paired("patched", 2, "scan_fraction")["p"], 1e-9)
+        self.assertGreater(stats.welch(sr.values("patched", 2, "scan_fraction"),
+                                       sr.values("control", 2, "scan_fraction"))[2], 1e-4)
+        import report
+        md, _, _ = report.build(self.run, out=os.path.join(self.tmp, "out"))
+        text = open(md).read()
+        self.assertIn("### Paired by host", text)
+        self.assertIn("These jobs ran on 2 hosts.", text)
+        self.assertRegex(text, r"\| patched \| 50% \| 2 \| a, b \| -50\.0 pp \| 0\.006 \|")
+
+    def test_a_repeat_split_over_hosts_is_no_pair(self):
+        self.place({("control", 1): "a", ("patched", 1): "a", ("control", 2): "b", ("patched", 2): "a"})
+        sr = self.low_reclaim()
+        self.assertTrue(sr.spans_hosts())
+        self.assertIsNone(sr.paired("patched", 2, "scan_fraction"))
+
+    def test_one_host_no_section(self):
+        self.place({("control", 1): "a", ("patched", 1): "a", ("control", 2): "a", ("patched", 2): "a"})
+        self.assertFalse(self.low_reclaim().spans_hosts())
+        import report
+        md, _, _ = report.build(self.run, out=os.path.join(self.tmp, "out"))
+        self.assertNotIn("Paired by host", open(md).read())
 
 
 class Fixtures(unittest.TestCase):
