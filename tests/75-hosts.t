@@ -126,6 +126,7 @@ like "$out" "^\| memory.low \|" "the per-step table is printed"
 ok $? "the report is written"
 like "$(cat "$R/report.md" 2> /dev/null)" "ran on 2 host\(s\).*Every block ran whole on one host" \
 	"and says where the jobs ran"
+like "$(cat "$R/report.md" 2> /dev/null)" "### Paired by host" "and compares the kernels paired by host"
 is "$(find "$R/.dispatch/rejected" -mindepth 1 2> /dev/null | wc -l)" 0 "nothing came back incomplete"
 
 # The same files as a local job's.
