@@ -140,6 +140,7 @@ SCENARIO_KEYS = [Key(*k) for k in (
     ("peer.low", "0", "size", "the peer's memory.low"),
     ("peer.min", "0", "size", "the peer's memory.min"),
     ("competitor", None, "string", "the competitor's bench-load command"),
+    ("competitor.count", "1", "count", "targeted reclaim: copies of the competitor, each a unit of its own"),
     ("reclaim", None, "size", "targeted reclaim: bytes per memory.reclaim request"),
     ("reclaim.every", None, "interval", "targeted reclaim: seconds between requests"),
     ("reclaim.at", "parent", "at", "targeted reclaim: the cgroup asked, exp.slice or the workload's slice"),
@@ -297,6 +298,10 @@ class Scenario(KvFile):
         for key in ("workload", "peer", "competitor"):
             if any(s >= mem for s in _command_sizes(v[key])):
                 self.refuse(key, f"{v[key]} asks for more than the guest's {v['memory']}")
+        copies = int(v["competitor.count"]) if v["competitor.count"].isdigit() else 1
+        if copies > 1 and v["competitor"] and sum(_command_sizes(v["competitor"])) * copies >= mem:
+            self.refuse("competitor.count", f"{copies} copies of '{v['competitor']}' ask for more than "
+                        f"the guest's {v['memory']}")
         # Targeted reclaim: the amount and the cadence together, a
         # competitor to compare with, none of the global-pressure keys.
         if v["reclaim"] is not None or v["reclaim.every"] is not None:
@@ -313,8 +318,10 @@ class Scenario(KvFile):
             for key in ("peer", "peer.low", "peer.min", "oom_ok"):
                 if key in self.lines:
                     self.refuse(key, "only for global-pressure scenarios, not with reclaim")
-        elif "reclaim.at" in self.lines:
-            self.refuse("reclaim.at", "only with targeted reclaim (reclaim and reclaim.every)")
+        else:
+            for key in ("reclaim.at", "competitor.count"):
+                if key in self.lines:
+                    self.refuse(key, "only with targeted reclaim (reclaim and reclaim.every)")
         # Steps: all percentages or all sizes, going down, within the guest.
         prev = prev_kind = None
         for word in (v["steps"] or "").split():
@@ -390,6 +397,8 @@ class Scenario(KvFile):
             ("SC_MEMORY_BYTES", b("memory")),
             ("SC_WORKLOAD", shlex.quote(v["workload"] or "")),
             ("SC_COMPETITOR", shlex.quote(v["competitor"] or "")),
+            # Copies of the competitor (targeted reclaim): each a unit.
+            ("SC_COMPETITOR_COUNT", v["competitor.count"]),
             ("SC_PEER", shlex.quote(v["peer"] or "")),
             # Fixed protection, in bytes; empty: not set.
             ("SC_FIXED_WORKLOAD_LOW", b("workload.low")),

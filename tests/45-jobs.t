@@ -114,6 +114,23 @@ class Scenarios(Temp):
         self.assertIn("at.conf:5: reclaim.at: 'root' is not parent or workload", self.refusal("at"))
         self.assertIn("glob.conf:2: reclaim.at: only with targeted reclaim", self.refusal("glob"))
 
+    def test_competitor_count(self):
+        self.assertEqual(sourced(self.write("a.env", jobs.Scenario("low-steps").scenario_env()),
+                                 "SC_COMPETITOR_COUNT"), ["1"])
+        head = "workload = ws --size 400M\nreclaim = 4M\nreclaim.every = 1\nsteps = 50%\n"
+        self.write("four.conf", head + "competitor = ws --size 100M\ncompetitor.count = 4\n")
+        self.write("big.conf", head + "competitor = ws --size 600M\ncompetitor.count = 4\n")
+        self.write("zero.conf", head + "competitor = ws --size 100M\ncompetitor.count = 0\n")
+        self.write("glob.conf", "workload = ws --size 400M\ncompetitor = ws --size 100M\n"
+                   "competitor.count = 2\nsteps = 50%\n")
+        with self.scenarios_here():
+            sc = jobs.Scenario("four")
+        self.assertEqual(sourced(self.write("four.env", sc.scenario_env()), "SC_COMPETITOR_COUNT"), ["4"])
+        self.assertIn("big.conf:6: competitor.count: 4 copies of 'ws --size 600M' ask for more than the guest's 2G",
+                      self.refusal("big"))
+        self.assertIn("zero.conf:6: competitor.count:", self.refusal("zero"))
+        self.assertIn("glob.conf:3: competitor.count: only with targeted reclaim", self.refusal("glob"))
+
     def test_a_window_per_step(self):
         self.write("per.conf", "workload = ws --size 400M\nwarmup = 10\nsettle = 2\n"
                    "steps = 90% 50% 0%\nwindow = 12 6 3\nquick.steps = 50%\n")
