@@ -91,7 +91,7 @@ class Scenarios(Temp):
         self.assertEqual(sc.seconds(), 10 + 3 * (3 + 6))
         env = self.write("s.env", sc.scenario_env())
         self.assertEqual(sourced(env, "SC_RECLAIM_BYTES", "SC_RECLAIM_EVERY", "SC_FIXED_WORKLOAD_LOW", "SC_WORKLOAD"),
-                         [str(4 << 20), "0.25", "", "ws --size 400M --backing file --pattern seq"])
+                         [str(1 << 20), "0.25", "", "ws --size 400M --backing file --pattern seq"])
 
     def test_knob_via(self):
         self.assertEqual(sourced(self.write("a.env", jobs.Scenario("low-steps").scenario_env()), "SC_KNOB_VIA"),
