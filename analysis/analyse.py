@@ -108,13 +108,13 @@ class ScenarioResult:
             ws = self.windows[cgroup].get(k, {}).get(step, [])
             return {w.job.repeat: w[key] for w in ws if w[key] is not None}
         a, b = by_repeat(kernel), by_repeat(self.baseline)
-        reps = sorted(r for r in set(a) & set(b)
-                      if self.hosts.get((kernel, r)) and self.hosts.get((kernel, r)) == self.hosts.get((self.baseline, r)))
+        host = {r: self.hosts.get((kernel, r)) for r in set(a) & set(b)}
+        reps = sorted(r for r, h in host.items() if h and h == self.hosts.get((self.baseline, r)))
         if len(reps) < 2:
             return None
         xs, ys = [a[r] for r in reps], [b[r] for r in reps]
         t = stats.paired(xs, ys)
-        return {"pairs": len(reps), "hosts": sorted({self.hosts[(kernel, r)] for r in reps}),
+        return {"pairs": len(reps), "hosts": sorted({host[r] for r in reps}),
                 "diff": stats.mean(xs) - stats.mean(ys), "p": t[2]}
 
     def unprotected_step(self):

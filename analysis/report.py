@@ -174,12 +174,21 @@ def hosts_section(run, doc):
     doc.table(["scenario", "repeat", "host", "kernels"], rows)
 
 
+def compared_metric(sr):
+    """(key, scale, name) of the metric a scenario's kernels are compared
+    by: the scan fraction (in points) where there is a competitor, else
+    pgscan/s."""
+    if sr.has_competitor:
+        return "scan_fraction", 100, "scan fraction"
+    return "pgscan/s", 1, "pgscan/s"
+
+
 def paired_section(sr, doc, knob, steps):
     """The comparisons again, paired by host: the jobs of a run spread over
     hosts, where each repeat's kernels ran together on one host, so a
     difference between hosts cancels in each pair."""
-    key, scale, unit, what = ("scan_fraction", 100, " pp", "scan fraction") if sr.has_competitor \
-        else ("pgscan/s", 1, "", "pgscan/s")
+    key, scale, what = compared_metric(sr)
+    unit = " pp" if sr.has_competitor else ""
     doc.h(3, "Paired by host")
     doc.p(f"These jobs ran on {len(set(sr.hosts.values()))} hosts. Each repeat's kernels ran on one host, "
           f"so here each kernel's {what} is compared with {sr.baseline}'s of the same repeat (a paired "
@@ -350,10 +359,8 @@ def answer(sr):
     could have found where it found none (p < 0.05, 80% power)."""
     if len(sr.steps) < 2 or len(sr.kernels) < 2:
         return []
-    if sr.has_competitor:
-        key, scale, unit, what = "scan_fraction", 100, " points", "scan fraction"
-    else:
-        key, scale, unit, what = "pgscan/s", 1, "/s", "pgscan/s"
+    key, scale, what = compared_metric(sr)
+    unit = " points" if sr.has_competitor else "/s"
     out = []
     for k in sr.kernels[1:]:
         found, missed = [], []
