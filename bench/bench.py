@@ -199,6 +199,10 @@ def parse_options(args, allowed):
 def check_run_id(run_id):
     if not run_id or not all(c.isalnum() or c in "._-" for c in run_id):
         raise Usage(f"run id '{run_id}' may only hold letters, digits, '.', '_', '-'")
+    # "run --help" once started a whole default run named "--help".
+    if not run_id[0].isalnum():
+        raise Usage(f"run id '{run_id}' must start with a letter or a digit "
+                    f"(an option before the run id?)")
 
 
 def make_plan(args, allowed=("kernels", "scenarios", "repeat", "profile")):

@@ -323,7 +323,8 @@ class Matrix(Temp):
         self.assertIn("2 jobs", out.stderr)
 
     def test_bad_options(self):
-        for args, says in ((["run", "a/b"], "run id 'a/b'"), (["run", "x", "--repeat", "0"], "--repeat must be"),
+        for args, says in ((["run", "a/b"], "run id 'a/b'"), (["run", "--help"], "run id '--help' must start"),
+                           (["plan", ".x"], "run id '.x' must start"), (["run", "x", "--repeat", "0"], "--repeat must be"),
                            (["run", "x", "--colour", "red"], "unknown option '--colour'"),
                            (["plan", "x", "--profile", "slow"], "profile must be full or quick")):
             out = subprocess.run([BENCH] + args, capture_output=True, text=True)
