@@ -72,6 +72,11 @@ table: ## print the per-step tables of a run: make table RUN=<id or dir>
 	@test -n "$(RUN)" || { echo "make table: say RUN=<run id or directory>" >&2; exit 2; }
 	@$(PYTHON) analysis/table.py $(call run_dir,$(RUN))
 
+.PHONY: seconds
+seconds: ## the scan fraction second by second, and where the spread comes from: make seconds RUN=<id or dir>
+	@test -n "$(RUN)" || { echo "make seconds: say RUN=<run id or directory>" >&2; exit 2; }
+	@$(PYTHON) analysis/seconds.py $(call run_dir,$(RUN)) $(SCENARIO)
+
 .PHONY: report
 report: ## render report.md, report.html and plots of a run: make report RUN=<id or dir>
 	@test -n "$(RUN)" || { echo "make report: say RUN=<run id or directory>" >&2; exit 2; }

@@ -212,6 +212,38 @@ def normalise(w, c):
     w.values["scan_fraction"] = a / b if a is not None and b else None
 
 
+def per_second(job, step):
+    """The scan fraction of every sampling interval of one step's window
+    (normalise()'s number, but per interval instead of over the window):
+    [(t, fraction)], t the interval's end, fraction None where the
+    competitor was not scanned. Intervals where a counter went down or
+    samples are missing are left out, as rate() leaves them out. Shows
+    whether a window's fraction is steady or made of a few bursts."""
+    s = job.samples
+    label = step["label"]
+
+    def series(role):
+        cg = job.cgroup(role) or role
+        scanned = dict(_points(summed(s, cg, "memory.stat", COUNTERS["scanned"][1]), label))
+        lru = dict(_points(summed(s, cg, "memory.stat", LRU_LISTS), label))
+        return scanned, lru
+
+    (ws, wl), (cs, cl) = series("workload"), series("competitor")
+    times = sorted(set(ws) & set(wl) & set(cs) & set(cl))
+    out = []
+    for t0, t1 in zip(times, times[1:]):
+        if t1 <= t0 or (s.interval and t1 - t0 > GAP_FACTOR * s.interval):
+            continue
+        dw, dc = ws[t1] - ws[t0], cs[t1] - cs[t0]
+        if dw < 0 or dc < 0:
+            continue
+        lw, lc = (wl[t0] + wl[t1]) / 2, (cl[t0] + cl[t1]) / 2
+        if not lw or not lc:
+            continue
+        out.append((t1, dw / lw / (dc / lc) if dc else None))
+    return out
+
+
 def oom_story(job):
     """How a job went in OOM terms: first global OOM kill (time, step),
     number of OOM kills, workload.slice memory.events totals, how far a ramp

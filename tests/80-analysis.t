@@ -348,6 +348,101 @@ class Targeted(unittest.TestCase):
                                      r"\s+100\.0 ± 0\.0% \(2\) \|\s+100\.0% \|\s+-50\.0 \|")
 
 
+class FakeSamples:
+    """Just what metrics.per_second reads of a job's samples."""
+
+    def __init__(self, series, interval=1.0):
+        self.series, self.interval = series, interval
+
+    def get(self, cgroup, source, key):
+        return self.series.get((cgroup, source, key), [])
+
+
+class FakeJob:
+    def __init__(self, series):
+        self.samples = FakeSamples(series)
+
+    def cgroup(self, role):
+        return {"workload": "w", "competitor": "c"}[role]
+
+
+def counters(cgroup, scanned, lru_pages, label="s1", times=None):
+    """Series of cgroup: pgscan as the running sum of scanned (pgrefill 0),
+    its LRU all inactive_file, at times (0, 1, 2, ...)."""
+    times = times or list(range(len(scanned)))
+    out, total = {}, 0
+    for key in ("pgscan", "pgrefill", "inactive_anon", "active_anon", "active_file", "inactive_file"):
+        out[(cgroup, "memory.stat", key)] = []
+    for t, d, lru in zip(times, scanned, lru_pages):
+        total += d
+        for key, v in (("pgscan", total), ("pgrefill", 0), ("inactive_anon", 0), ("active_anon", 0),
+                       ("active_file", 0), ("inactive_file", lru * metrics.PAGE)):
+            out[(cgroup, "memory.stat", key)].append((t, label, v))
+    return out
+
+
+class PerSecond(unittest.TestCase):
+    """metrics.per_second and seconds.py: the fraction of each interval."""
+
+    def test_each_interval_on_its_own(self):
+        # Workload 1000 pages, competitor 10000: scanned 10, 30, 0 and
+        # 1000, 1000, 500 pages: 10% / 10%, 3% / 10%, 0 / 5%.
+        series = counters("w", [0, 10, 30, 0], [1000] * 4)
+        series.update(counters("c", [0, 1000, 1000, 500], [10000] * 4))
+        got = metrics.per_second(FakeJob(series), {"label": "s1"})
+        self.assertEqual([t for t, _ in got], [1, 2, 3])
+        for (_, f), want in zip(got, (0.1, 0.3, 0.0)):
+            self.assertAlmostEqual(f, want)
+
+    def test_lru_of_the_interval(self):
+        # The competitor's LRU halves over the interval: its mean, 7500.
+        series = counters("w", [0, 100], [1000, 1000])
+        series.update(counters("c", [0, 750], [10000, 5000]))
+        (_, f), = metrics.per_second(FakeJob(series), {"label": "s1"})
+        self.assertAlmostEqual(f, 1.0)
+
+    def test_bad_intervals_left_out(self):
+        # A gap (1 to 4: over 2.5 intervals), a counter that goes down (a
+        # re-created cgroup), a competitor not scanned (no fraction), and
+        # samples of another label.
+        series = counters("w", [0, 10, 10, -100, 10, 10], [1000] * 6, times=[0, 1, 4, 5, 6, 7])
+        series.update(counters("c", [0, 100, 100, 100, 0, 100], [1000] * 6, times=[0, 1, 4, 5, 6, 7]))
+        series[("w", "memory.stat", "pgscan")].append((8, "s2", 10 ** 6))
+        got = metrics.per_second(FakeJob(series), {"label": "s1"})
+        self.assertEqual([t for t, _ in got], [1, 6, 7])
+        self.assertAlmostEqual(got[0][1], 0.1)
+        self.assertIsNone(got[1][1])
+        self.assertAlmostEqual(got[2][1], 0.1)
+
+    def test_fixture(self):
+        # The fixture scans at a steady rate: every second is the window's.
+        run = rundata.Run(FIX)
+        job = next(j for j in run.jobs if j.scenario == "low-reclaim" and j.kernel == "patched" and j.repeat == 1)
+        row = next(r for r in job.steps if r["step"] == "2")
+        got = metrics.per_second(job, row)
+        self.assertGreaterEqual(len(got), 3)
+        for _, f in got:
+            self.assertAlmostEqual(f, 0.495, places=3)
+
+    def test_cli(self):
+        tool = os.path.join(ROOT, "analysis", "seconds.py")
+        out = subprocess.run([sys.executable, tool, FIX], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("low-reclaim: scan fraction of exp.slice/exp-workload.slice", out.stdout)
+        # patched at 50% of memory.low: 49.5 and 50.5% in its two repeats,
+        # steady inside each window.
+        self.assertRegex(out.stdout, r"\|\s+50% \|\s+patched \|\s+2 \|\s+50\.0% \|\s+1\.4 \|\s+0\.[01] \|\s+0\.0 \|")
+        self.assertRegex(out.stdout, r"50% patched r1: 49\.5 49\.5 49\.5")
+        # No other scenario of the fixture has a competitor.
+        self.assertNotIn("low-steps:", out.stdout)
+        out = subprocess.run([sys.executable, tool, FIX, "nosuch"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 2)
+        self.assertIn("no scenario 'nosuch'", out.stderr)
+        out = subprocess.run([sys.executable, tool, FIX, "low-steps"], capture_output=True, text=True)
+        self.assertEqual(out.returncode, 1)
+        self.assertIn("has a competitor (low-steps): nothing to show", out.stderr)
+
+
 class OverHosts(unittest.TestCase):
     """A run whose jobs were spread over hosts (meta.json "dispatch"):
     the comparison paired by host."""
