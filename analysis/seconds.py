@@ -58,8 +58,9 @@ def step_rows(sr):
                 secs = [f for _, f in metrics.per_second(job, row)]
                 detail.append((st.requested, k, rep, secs))
                 got = [f for f in secs if f is not None]
-                if cv(got) is not None:
-                    within.append(cv(got))
+                c = cv(got)
+                if c is not None:
+                    within.append(c)
                     lengths.append(len(got))
             w_cv = stats.mean(within) if within else None
             expect = w_cv / math.sqrt(stats.mean(lengths)) if w_cv is not None else None
