@@ -66,7 +66,7 @@ for k in "${KERNELS[@]}"; do
 	ok $? "$k: the serial console log is kept"
 	[ ! -e "$run/disk.qcow2" ]
 	ok $? "$k: the throw-away overlay is gone"
-	diag "$k: agent started $(json_field "$run/result.json" agent_start_seconds)s after QEMU," \
+	note "$k: agent started $(json_field "$run/result.json" agent_start_seconds)s after QEMU," \
 		"whole boot $(json_field "$run/result.json" boot_seconds)s ($(json_field "$run/meta.json" accelerator))"
 done
 

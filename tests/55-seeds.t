@@ -65,32 +65,53 @@ verdict() {
 	jq -r ".[\"$1\"][\"$2\"]$f" "$tmp/json"
 }
 
-is "$(verdict kmalloc patched@slubdebug)" pass "stock 6.1 under slub_debug: every part passes"
+# expect CHECK KERNEL PART WANT DESCRIPTION: one verdict; when it is not
+# WANT, what the job left (its verdict's evidence, the guest's files of
+# one line, the console's end), so that a failure in CI can be told from
+# a guest that did not get that far.
+expect() {
+	local job=$tmp/results/t/seeds/$1/$2 f
+	is "$(verdict "$1" "$2" "$3")" "$4" "$5" && return 0
+	diag "$1 on $2: $(jq -c ".[\"$1\"][\"$2\"] | del(.cmdline)" "$tmp/json")"
+	for f in "$job"/guest/out/*; do
+		if [ -f "$f" ] && [ "$(wc -l < "$f")" -le 10 ]; then
+			diag "guest/out/${f##*/}:"
+			diag_tail "$(cat "$f")"
+		fi
+	done
+	if [ -f "$job/console.log" ]; then
+		diag "the end of $job/console.log:"
+		TAP_TAIL=15 diag_tail "$(tr -d '\r' < "$job/console.log")"
+	fi
+	return 1
+}
+
+expect kmalloc patched@slubdebug "" pass "stock 6.1 under slub_debug: every part passes"
 for part in alignment accounting sysfs; do
-	is "$(verdict kmalloc patched@slubdebug "$part")" pass "stock 6.1 under slub_debug: $part passes"
+	expect kmalloc patched@slubdebug "$part" pass "stock 6.1 under slub_debug: $part passes"
 done
 like "$(jq -r '.kmalloc["patched@slubdebug"].parts.alignment[1]' "$tmp/json")" \
 	"^2688 objects of 14 sizes, 0 misaligned" "all 14 sizes, 192 objects each, were checked"
 is "$(jq -r '.kmalloc["patched@slubdebug"].cmdline' "$tmp/json")" slub_debug=FZPU \
 	"the slubdebug arm booted with slub_debug=FZPU"
 
-is "$(verdict kmalloc revert-59bb47@slubdebug alignment)" fail "without 59bb47985c1d, under slub_debug: misaligned objects"
-is "$(verdict kmalloc revert-59bb47@slubdebug sysfs)" fail "without 59bb47985c1d: the caches' align is below their size"
-is "$(verdict kmalloc revert-59bb47@slubdebug accounting)" pass "without 59bb47985c1d: the accounting still holds"
+expect kmalloc revert-59bb47@slubdebug alignment fail "without 59bb47985c1d, under slub_debug: misaligned objects"
+expect kmalloc revert-59bb47@slubdebug sysfs fail "without 59bb47985c1d: the caches' align is below their size"
+expect kmalloc revert-59bb47@slubdebug accounting pass "without 59bb47985c1d: the accounting still holds"
 
-is "$(verdict kmalloc revert-6a486c accounting)" fail "without 6a486c0ad4dc: large kmalloc() does not move SUnreclaim"
-is "$(verdict kmalloc revert-6a486c alignment)" pass "without 6a486c0ad4dc: alignment still holds"
+expect kmalloc revert-6a486c accounting fail "without 6a486c0ad4dc: large kmalloc() does not move SUnreclaim"
+expect kmalloc revert-6a486c alignment pass "without 6a486c0ad4dc: alignment still holds"
 
-is "$(verdict nomemcg patched)" pass "stock 6.1 with cgroup_disable=memory: writes and sync, no oops"
-is "$(verdict nomemcg patched ext4)" pass "the ext4 part ran"
+expect nomemcg patched "" pass "stock 6.1 with cgroup_disable=memory: writes and sync, no oops"
+expect nomemcg patched ext4 pass "the ext4 part ran"
 is "$(jq -r '.nomemcg.patched.cmdline' "$tmp/json")" cgroup_disable=memory "booted with cgroup_disable=memory"
-is "$(verdict nomemcg patched xfs)" pass "the XFS part ran (the guest config has XFS, the image xfsprogs)"
+expect nomemcg patched xfs pass "the XFS part ran (the guest config has XFS, the image xfsprogs)"
 
 for part in 12K-14K 15K-16K; do
-	is "$(verdict ocfs2 patched "$part")" pass "ocfs2 on stock 6.1: $part reads back as zeros"
-	is "$(verdict ocfs2 revert-7a243c "$part")" fail "ocfs2 without 7a243c82ea52: $part holds stale data"
+	expect ocfs2 patched "$part" pass "ocfs2 on stock 6.1: $part reads back as zeros"
+	expect ocfs2 revert-7a243c "$part" fail "ocfs2 without 7a243c82ea52: $part holds stale data"
 done
-is "$(verdict prototypes patched)" pass "stock 6.1: mm/sparse.o builds with W=1 and no missing prototype"
+expect prototypes patched "" pass "stock 6.1: mm/sparse.o builds with W=1 and no missing prototype"
 like "$(jq -r '.prototypes["revert-758b8d"].evidence' "$tmp/json")" "^missing prototype: subsection_mask_set" \
 	"without 758b8db4a56a: subsection_mask_set has no prototype"
 

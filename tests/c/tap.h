@@ -8,6 +8,15 @@
 
 static int tap_n, tap_failed;
 
+/*
+ * Why a check failed: on stderr, as Test::More does, so that prove shows it
+ * without -v. stdout is flushed first to keep the two in order.
+ */
+#define tap_diag(...) do {						\
+	fflush(stdout);							\
+	fprintf(stderr, __VA_ARGS__);					\
+} while (0)
+
 /* COND is evaluated once: it may have side effects. */
 #define ok(cond, ...) do {						\
 	int _pass = !!(cond);						\
@@ -23,7 +32,7 @@ static int tap_n, tap_failed;
 	long long _g = (got), _w = (want);				\
 	ok(_g == _w, __VA_ARGS__);					\
 	if (_g != _w)							\
-		printf("# got %lld, want %lld\n", _g, _w);		\
+		tap_diag("# got %lld, want %lld\n", _g, _w);		\
 } while (0)
 
 #define is_str(got, want, ...) do {					\
@@ -31,8 +40,8 @@ static int tap_n, tap_failed;
 	int _same = _g && _w ? !strcmp(_g, _w) : _g == _w;		\
 	ok(_same, __VA_ARGS__);						\
 	if (!_same)							\
-		printf("# got '%s', want '%s'\n", _g ? _g : "(null)",	\
-		       _w ? _w : "(null)");				\
+		tap_diag("# got '%s', want '%s'\n", _g ? _g : "(null)", \
+			 _w ? _w : "(null)");				\
 } while (0)
 
 static inline int done_testing(void)

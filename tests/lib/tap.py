@@ -19,22 +19,29 @@ class TAPResult(unittest.TextTestResult):
         super().addSuccess(test)
         self._line(True, test)
 
+    def _diag(self, test, err):
+        # Why it failed: on the real stderr (run() hides the runner's), as
+        # Test::More does, so that prove shows it without -v.
+        text = self._exc_info_to_string(err, test).rstrip("\n")
+        print("# " + text.replace("\n", "\n# "), file=sys.__stderr__)
+        sys.__stderr__.flush()
+
     def addFailure(self, test, err):
         super().addFailure(test, err)
         self._line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+        self._diag(test, err)
 
     def addError(self, test, err):
         super().addError(test, err)
         self._line(False, test)
-        print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+        self._diag(test, err)
 
     def addSubTest(self, test, subtest, err):
         # A failing subtest gets its own line; passing ones count in their test's.
         super().addSubTest(test, subtest, err)
         if err is not None:
             self._line(False, subtest)
-            print("# " + self._exc_info_to_string(err, test).replace("\n", "\n# "))
+            self._diag(test, err)
 
     def addSkip(self, test, reason):
         super().addSkip(test, reason)

@@ -47,7 +47,7 @@ like() {
 	else
 		fail "$3"
 		diag "no match for /$2/ in:"
-		printf '%s\n' "$1" | sed 's/^/#   /' | head -n 20
+		printf '%s\n' "$1" | sed 's/^/#   /' | head -n 20 >&2
 		return 1
 	fi
 }
@@ -86,10 +86,17 @@ refused() {
 # diag_tail TEXT: the last lines of TEXT (a failed command's output) as
 # diagnostics, TAP_TAIL of them (default 20).
 diag_tail() {
-	printf '%s\n' "$1" | tail -n "${TAP_TAIL:-20}" | sed 's/^/#   /'
+	printf '%s\n' "$1" | tail -n "${TAP_TAIL:-20}" | sed 's/^/#   /' >&2
 }
 
+# diag MESSAGE: why a check failed. On stderr, as Test::More does, so that
+# prove shows it without -v (and CI's log has it).
 diag() {
+	echo "# $*" >&2
+}
+
+# note MESSAGE: what a passing run may tell, on stdout (shown by prove -v).
+note() {
 	echo "# $*"
 }
 
