@@ -514,9 +514,11 @@ def verify(jobdir):
     return None
 
 
-def collect(run, run_id, bdir, block, names):
+def collect(run, run_id, bdir, block, names, failed_on=()):
     """Import what block's attempts brought back into run; the number of
-    its jobs that are not ok afterwards. names: sshlogin -> host name."""
+    its jobs that are not ok afterwards. names: sshlogin -> host name;
+    failed_on: the hosts where a try of the block failed in this round
+    (meta.json keeps them)."""
     outdir = os.path.join(bdir, "out")
     attempts = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
     for a in attempts:
@@ -546,7 +548,8 @@ def collect(run, run_id, bdir, block, names):
             meta = jobs._json_or_none(os.path.join(src, "meta.json"))
             if isinstance(meta, dict):
                 meta["dispatch"] = {"host": host, "hostname": info.get("hostname", ""),
-                                    "sshlogin": login, "block": block.name, "attempt": a}
+                                    "sshlogin": login, "block": block.name, "attempt": a,
+                                    "failed_tries_on": list(failed_on)}
                 jobs.write_json(os.path.join(src, "meta.json"), meta)
             shutil.rmtree(dest, ignore_errors=True)
             os.makedirs(os.path.dirname(dest), exist_ok=True)
@@ -562,6 +565,39 @@ def collect(run, run_id, bdir, block, names):
 
 # ---------------------------------------------------------------------------
 # The whole of it
+
+# remote-block.sh's first line, as GNU parallel passes it on, tagged with
+# the block: every try of a block says where it runs, even one whose host
+# then dies (the joblog keeps only a block's last try).
+TRY_LINE = re.compile(r"(b\d+)\tremote-block\.sh: \[\S+ \1\] try \S+ starts \(sshlogin (.*)\)")
+
+
+def run_parallel(argv, cwd, names):
+    """Run GNU parallel in cwd, every line of its output (each try's,
+    tagged with its block) passed on to stderr as it comes; {block name:
+    [host of each try that started, in order]}. names: sshlogin -> host."""
+    tries = {}
+    with subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace") as p:
+        for line in p.stdout:
+            sys.stderr.write(line)
+            sys.stderr.flush()
+            m = TRY_LINE.fullmatch(line.rstrip("\n"))
+            if m:
+                tries.setdefault(m.group(1), []).append(names.get(m.group(2), m.group(2)))
+    return tries
+
+
+def failed_tries(tries, last):
+    """The hosts of a block's tries that failed in one round of GNU
+    parallel: every try but the last (parallel tries again only after a
+    failure), and the last too when the joblog says it failed. tries: its
+    hosts in order; last: its joblog entry (host, exitval, signal) or None."""
+    failed = list(tries[:-1])
+    if tries and last is not None and (last[1] != 0 or last[2] != 0):
+        failed.append(tries[-1])
+    return failed
+
 
 def parallel_argv(slf, joblog, names):
     return ["parallel", "--will-cite", "--sshloginfile", slf, "--joblog", joblog,
@@ -624,12 +660,17 @@ def dispatch(run, plan, hosts, rootfs, kout):
         slots = sum(h.slots for h in shipped)
         log(f"round {rnd}: {todo_jobs} of {total} jobs in {len(all_blocks)} blocks on "
             f"{len(shipped)} host(s), {slots} guest(s) at a time; joblog {joblog}")
-        subprocess.run(parallel_argv(slf, joblog, [b.name for b in all_blocks]),
-                       cwd=bdir, stdin=subprocess.DEVNULL)
+        tries = run_parallel(parallel_argv(slf, joblog, [b.name for b in all_blocks]),
+                             bdir, names)
         log_now = read_joblog(joblog)
         incomplete = set()
         for b in all_blocks:
-            left = collect(run, run_id, os.path.join(bdir, b.name), b, names)
+            failed = failed_tries(tries.get(b.name, []), log_now.get(b.seq))
+            if failed:
+                log(f"block {b.name} ({b.scenario} r{b.repeat}): "
+                    + "; ".join(f"a try on {h} failed" for h in failed)
+                    + f" (tried on {', '.join(tries[b.name])})")
+            left = collect(run, run_id, os.path.join(bdir, b.name), b, names, failed)
             if left and log_now.get(b.seq, ("", 1, 0))[1] == 0:
                 incomplete.add(b.seq)
         mark_failed(joblog, incomplete, "its results came back incomplete or not at all")

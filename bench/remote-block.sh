@@ -32,6 +32,9 @@ say() {
 [ -f "$image" ] || { say "no image $IMAGE_HASH in $R"; exit 2; }
 
 attempt=$(date -u +%Y%m%dT%H%M%SZ)-$(uname -n)-$$
+# The dispatcher reads this line (GNU parallel passes on every try's
+# output): it names the host of a try that then fails or is cut off.
+say "try $attempt starts (sshlogin ${PARALLEL_SSHLOGIN:-})"
 out=$block/out/$attempt
 mkdir -p "$out" "$block/kernels"
 for kv in $KERNELS; do

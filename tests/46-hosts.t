@@ -6,11 +6,14 @@ comes back is imported only when it holds exactly what its SHA256SUMS
 lists (a truncated file, a missing one or an extra one is set aside, and
 its block marked failed in GNU parallel's joblog so that --resume-failed
 runs it again); a finished job is never replaced. Speaks TAP."""
+import contextlib
+import io
 import json
 import os
 import subprocess
 import sys
 import unittest
+from unittest import mock
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -232,6 +235,50 @@ class Joblog(TempCase):
         self.assertEqual(lines[0] + "\n", JOBLOG_HEAD)
         self.assertEqual(lines[2].split("\t")[6], "255")
         self.assertEqual(len(lines), 5)
+
+
+class Tries(TempCase):
+    """GNU parallel's joblog keeps only a block's last try; the line every
+    try of remote-block.sh prints first names the host of one that failed.
+    Here with the real remote-block.sh and GNU parallel (no ssh: its
+    sshlogin is ':'), a block whose first try fails."""
+
+    def setUp(self):
+        super().setUp()
+        remote = os.path.join(self.tmp, "remote")
+        for d in ("suite/S", "images/I", "kernels/KH"):
+            os.makedirs(os.path.join(remote, d))
+        for f in ("suite/S/.complete", "images/I/rootfs.ext4", "kernels/KH/.complete"):
+            self.write(os.path.join("remote", f), "")
+        self.write("blocks/b0001/block.env",
+                   "RUN=R\nPROFILE=quick\nBLOCK=b0001\nSUITE_HASH=S\nSUITE_VERSION=v\n"
+                   "IMAGE_HASH=I\nACCEL=tcg\nKERNELS=patched=KH\n")
+        self.write("blocks/b0001/jobs.tsv", "")
+        self.remote = remote
+
+    def test_a_failed_try_is_named(self):
+        # The first try fails after it started (a host that died under it),
+        # the second succeeds.
+        cmd = (f"bash {ROOT}/bench/remote-block.sh {{}} && "
+               "{ [ -e {}/tried ] || { touch {}/tried; exit 1; }; }")
+        argv = ["parallel", "--will-cite", "--retries", "2", "--tagstring", "{}",
+                "--line-buffer", "--joblog", "jl", cmd, ":::", "b0001"]
+        with mock.patch.dict(os.environ, BENCH_REMOTE_DIR=self.remote), \
+                contextlib.redirect_stderr(io.StringIO()) as err:
+            tries = hosts.run_parallel(argv, os.path.join(self.tmp, "blocks"), {":": "here"})
+        # Each try's output was passed on.
+        self.assertEqual(err.getvalue().count("remote-block.sh: ["), 2)
+        self.assertEqual(tries, {"b0001": ["here", "here"]})
+        last = hosts.read_joblog(os.path.join(self.tmp, "blocks", "jl"))[1]
+        self.assertEqual(last[1:], (0, 0))
+        self.assertEqual(hosts.failed_tries(tries["b0001"], last), ["here"])
+
+    def test_failed_tries(self):
+        self.assertEqual(hosts.failed_tries([], None), [])
+        self.assertEqual(hosts.failed_tries(["a"], ("a", 0, 0)), [])
+        self.assertEqual(hosts.failed_tries(["a", "b"], ("b", 0, 0)), ["a"])
+        self.assertEqual(hosts.failed_tries(["a", "b", "a"], ("a", 255, 0)), ["a", "b", "a"])
+        self.assertEqual(hosts.failed_tries(["a"], ("a", 0, 9)), ["a"])
 
 
 class Suite(unittest.TestCase):

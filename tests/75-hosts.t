@@ -125,6 +125,7 @@ is "$(jq -r .dispatch.hostname "$R/low-reclaim/patched/r1/meta.json" 2> /dev/nul
 is "$(jq -r .accelerator "$R/low-reclaim/patched/r1/meta.json" 2> /dev/null)" \
 	"$(jq -r .accelerator "$R/low-reclaim/control/r1/meta.json" 2> /dev/null)" "and the accelerator it used"
 like "$out" "^\| memory.low \|" "the per-step table is printed"
+is "$(printf '%s\n' "$out" | grep -c ': a try on ')" 0 "no try failed"
 [ -s "$R/report.md" ] && [ -s "$R/report.html" ]
 ok $? "the report is written"
 like "$(cat "$R/report.md" 2> /dev/null)" "ran on 2 host\(s\).*Every block ran whole on one host" \
@@ -190,10 +191,16 @@ is "$(jq -r '[.jobs[] | .status] | join(" ")' "$R/manifest.json" 2> /dev/null)" 
 	"with both jobs ok"
 is "$(host low-reclaim control 1) $(host low-reclaim control 2)" \
 	"root@127.0.0.1:$P1 root@127.0.0.1:$P1" "both ran, in the end, on the host that stayed"
-# GNU parallel's joblog keeps only a block's last try; what the dead host
-# left can come back only here, where the two hosts share one file
-# system (the retry runs in the same remote directory): it must be set
-# aside, never imported.
+# A block's tries, each named by remote-block.sh's first line: the log
+# and meta.json say where one failed.
+like "$(cat "$T/err-lost")" \
+	"block b000[12] \(low-reclaim r[12]\): a try on root@127\.0\.0\.1:$P2 failed \(tried on root@127\.0\.0\.1:$P2, root@127\.0\.0\.1:$P1" \
+	"the log names the host whose try failed, and where the block ran after"
+is "$(cat "$R"/low-reclaim/control/r*/meta.json 2> /dev/null | jq -r '.dispatch.failed_tries_on[]')" \
+	"root@127.0.0.1:$P2" "and the retried job's meta.json keeps it"
+# What the dead host left can come back only here, where the two hosts
+# share one file system (the retry runs in the same remote directory): it
+# must be set aside, never imported.
 is "$(grep -c "from root@127.0.0.1:$P2: ok" "$T/err-lost")" 0 "nothing of the dead host was imported"
 is "$(grep "came back incomplete" "$T/err-lost" | grep -vc "from root@127.0.0.1:$P2 ")" 0 \
 	"and only what it left was set aside"
