@@ -33,7 +33,7 @@ help: ## list the targets (this text)
 		awk -F':.*## ' '{ printf "  %-14s %s\n", $$1, $$2 }'
 	@echo
 	@echo "variables: KERNELS=\"a b\", SCENARIOS=\"s t\", PROFILE=quick|full," \
-		"REPEAT=n, RUN=id, HOSTS=file (make bench); K=name (make kernel, make run);" \
+		"REPEAT=n, RUN=id, HOSTS=file (make bench, peers, regress); K=name (make kernel, make run);" \
 		"ACCEL=auto|kvm|tcg; V=1 (show commands)"
 
 .PHONY: deps
@@ -93,11 +93,11 @@ compare: ## compare two runs (e.g. an A/A check): make compare A=<run> B=<run>
 PEER_KERNELS = $(if $(KERNELS),$(KERNELS),$(shell $(KERNEL_SH) list 2> /dev/null | awk 'NR > 1 && $$1 !~ /^revert-|\+trace$$/ { print $$1 }'))
 
 .PHONY: peers
-peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id] [REPEAT=n]
+peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, in the guest: make peers [RUN=id] [REPEAT=n] [HOSTS=file]
 	@$(KERNEL_SH) build $(call variants_of,$(PEER_KERNELS))
 	@rootfs/build.sh > /dev/null
 	@bench/selftests.sh build $(call variants_of,$(PEER_KERNELS))
-	@bench/selftests.sh run $(RUN) $(PEER_KERNELS) $(if $(REPEAT),--repeat $(REPEAT))
+	@BENCH_HOSTS='$(HOSTS)' bench/selftests.sh run $(RUN) $(PEER_KERNELS) $(if $(REPEAT),--repeat $(REPEAT))
 	@$(PYTHON) analysis/report.py results/$(RUN)
 
 # make regress: each seed check on the kernel with its fix and on the
@@ -107,11 +107,11 @@ peers: deps ## the kernel's memcg selftests (test_memcontrol) on every variant, 
 REGRESS_ARGS = $(foreach c,$(CHECKS),--check $(c))
 
 .PHONY: regress
-regress: deps ## the merge's other fixes checked in the guest, with the fix and reverted: make regress [RUN=id] [CHECKS="kmalloc ocfs2"]
+regress: deps ## the merge's other fixes checked in the guest, with the fix and reverted: make regress [RUN=id] [CHECKS="kmalloc ocfs2"] [HOSTS=file]
 	@kernels=$$(bench/seeds.sh kernels $(REGRESS_ARGS)) || exit 2; \
 		[ -z "$$kernels" ] || $(KERNEL_SH) build $$(printf '%s\n' $$kernels | sed 's/@.*//' | awk '!seen[$$0]++')
 	@rootfs/build.sh > /dev/null
-	@bench/seeds.sh regress $(RUN) $(REGRESS_ARGS)
+	@BENCH_HOSTS='$(HOSTS)' bench/seeds.sh regress $(RUN) $(REGRESS_ARGS)
 
 # make formula-check: the trace arms of every variant, and mglru-prop's
 # under MGLRU, on the scenario that reaches both passes of reclaim.

@@ -391,6 +391,7 @@ class Block:
     def __init__(self, seq, scenario, repeat, kernels):
         self.seq, self.scenario, self.repeat, self.kernels = seq, scenario, repeat, kernels
         self.name = f"b{seq:04d}"
+        self.desc = f"{scenario} r{repeat}"
 
     def todo(self, run):
         """Its kernels whose job in run is not ok (yet), in its order."""
@@ -614,13 +615,9 @@ def check(hosts_file):
     return hosts
 
 
-def dispatch(run, plan, hosts, rootfs, kout):
-    """Run plan's jobs in directory run on hosts (check()'s list); 0 if
-    every job is ok."""
-    run_id = os.path.basename(run)
-    variants = sorted({jobs.split_kernel(k)[0] for k in plan.kernels})
-    inputs = Inputs(jobs.SUITE_ROOT, rootfs, kout, variants)
-    memory = max(plan.scenarios[s].bytes("memory") for s in plan.scenarios)
+def ready_hosts(hosts, inputs, memory):
+    """The hosts that qualify for guests of memory bytes and have been
+    sent inputs (the others named and left out); [] if none can."""
     need = {"memory": memory, "disk": inputs.disk_bytes(), "qemu": local_qemu(),
             "accel": os.environ.get("ACCEL", "auto")}
     good = qualify(hosts, need)
@@ -634,7 +631,17 @@ def dispatch(run, plan, hosts, rootfs, kout):
             shipped.append(h)
     if not shipped:
         log("no host can run the jobs")
-        return 1
+    return shipped
+
+
+def rounds(run, shipped, all_blocks, write, collect_block):
+    """GNU parallel over the shipped hosts, ROUNDS times at most: each
+    round writes every block that has work left (write(bdir, block, todo))
+    and runs them; after it, names the failed tries and imports what came
+    back (collect_block(bdir, block, names, failed_on): the block's jobs
+    still to do); a block that exited 0 but left work is marked failed in
+    the joblog for the next round. Everything lives under run/.dispatch,
+    the joblog is run/hosts.joblog."""
     names = {h.login(): h.name for h in shipped}
     ddir = os.path.join(run, ".dispatch")
     bdir = os.path.join(ddir, "blocks")
@@ -646,15 +653,13 @@ def dispatch(run, plan, hosts, rootfs, kout):
          **{k: h.info.get(k, "") for k in ("hostname", "kernel", "cpus", "qemu", "kvm")}}
         for h in shipped]})
     joblog = os.path.join(run, "hosts.joblog")
-    all_blocks = blocks(run_id, plan)
     total = sum(len(b.kernels) for b in all_blocks)
-    start = time.time()
     for rnd in range(1, ROUNDS + 1):
         todo_jobs = 0
         for b in all_blocks:
             todo = b.todo(run)
             todo_jobs += len(todo)
-            write_block(os.path.join(bdir, b.name), b, run_id, plan.profile, inputs, todo)
+            write(os.path.join(bdir, b.name), b, todo)
         if todo_jobs == 0:
             break
         slots = sum(h.slots for h in shipped)
@@ -667,16 +672,188 @@ def dispatch(run, plan, hosts, rootfs, kout):
         for b in all_blocks:
             failed = failed_tries(tries.get(b.name, []), log_now.get(b.seq))
             if failed:
-                log(f"block {b.name} ({b.scenario} r{b.repeat}): "
+                log(f"block {b.name} ({b.desc}): "
                     + "; ".join(f"a try on {h} failed" for h in failed)
                     + f" (tried on {', '.join(tries[b.name])})")
-            left = collect(run, run_id, os.path.join(bdir, b.name), b, names, failed)
+            left = collect_block(os.path.join(bdir, b.name), b, names, failed)
             if left and log_now.get(b.seq, ("", 1, 0))[1] == 0:
                 incomplete.add(b.seq)
         mark_failed(joblog, incomplete, "its results came back incomplete or not at all")
         if not incomplete:
             break
+
+
+def dispatch(run, plan, hosts, rootfs, kout):
+    """Run plan's jobs in directory run on hosts (check()'s list); 0 if
+    every job is ok."""
+    run_id = os.path.basename(run)
+    variants = sorted({jobs.split_kernel(k)[0] for k in plan.kernels})
+    inputs = Inputs(jobs.SUITE_ROOT, rootfs, kout, variants)
+    memory = max(plan.scenarios[s].bytes("memory") for s in plan.scenarios)
+    shipped = ready_hosts(hosts, inputs, memory)
+    if not shipped:
+        return 1
+    all_blocks = blocks(run_id, plan)
+    total = sum(len(b.kernels) for b in all_blocks)
+    start = time.time()
+    rounds(run, shipped, all_blocks,
+           lambda bdir, b, todo: write_block(bdir, b, run_id, plan.profile, inputs, todo),
+           lambda bdir, b, names, failed: collect(run, run_id, bdir, b, names, failed))
     ok = total - sum(len(b.todo(run)) for b in all_blocks)
     log(f"run {run_id} on {len(shipped)} host(s): {ok} of {total} jobs ok, "
         f"in {int(time.time() - start) // 60} min")
     return 0 if ok == total else 1
+
+
+# ---------------------------------------------------------------------------
+# Prepared guest jobs: make peers and make regress
+
+class GuestBlock:
+    """Prepared guest jobs (bench/lib.sh's guest_job queued them) that run
+    on one host: those of one block key (a seed check, the selftests)."""
+
+    def __init__(self, seq, key, entries):
+        self.seq, self.key, self.entries = seq, key, entries
+        self.name = f"b{seq:04d}"
+        self.desc = key
+        self.kernels = [e[0] for e in entries]
+
+    def todo(self, _run=None):
+        """Its entries (id, kernel, dest) whose job has not come back."""
+        return [e for e in self.entries if not os.path.isfile(os.path.join(e[2], "result.json"))]
+
+
+def read_queue(queue):
+    """The queue's jobs as GuestBlocks, one per key in the order keys first
+    appear; refused with the line for a bad one."""
+    path = os.path.join(queue, "jobs.tsv")
+    by_key = {}
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise Refused(f"{path}: {e.strerror}") from None
+    for n, line in enumerate(lines, 1):
+        fields = line.split("\t")
+        if len(fields) != 4 or not re.fullmatch(r"j\d+", fields[0]) or \
+                not os.path.isfile(os.path.join(queue, "jobs", fields[0], "job.conf")):
+            raise Refused(f"{path}:{n}: not 'ID<TAB>KERNEL<TAB>DEST<TAB>KEY' of a queued job")
+        by_key.setdefault(fields[3], []).append(tuple(fields[:3]))
+    return [GuestBlock(i, k, e) for i, (k, e) in enumerate(by_key.items(), 1)]
+
+
+def write_guest_block(bdir, queue, block, inputs, todo):
+    """The block's directory: block.env (KIND=guest), jobs.tsv (id,
+    kernel), jobs/ID (its job file and files) for the jobs in todo."""
+    if os.path.isdir(os.path.join(bdir, "jobs")):
+        shutil.rmtree(os.path.join(bdir, "jobs"))
+    os.makedirs(bdir, exist_ok=True)
+    for jid, _, _ in todo:
+        shutil.copytree(os.path.join(queue, "jobs", jid), os.path.join(bdir, "jobs", jid))
+    variants = sorted({jobs.split_kernel(k)[0] for _, k, _ in todo})
+    env = {"KIND": "guest", "RUN": "-", "PROFILE": "-", "BLOCK": block.name,
+           "SUITE_HASH": inputs.suite_hash, "SUITE_VERSION": inputs.suite_version,
+           "IMAGE_HASH": inputs.image_hash, "ACCEL": os.environ.get("ACCEL", "auto"),
+           "KERNELS": " ".join(f"{v}={inputs.kernels[v][0]}" for v in variants)}
+    jobs.write_atomic(os.path.join(bdir, "block.env"),
+                      "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
+    jobs.write_atomic(os.path.join(bdir, "jobs.tsv"), "".join(f"{j}\t{k}\n" for j, k, _ in todo))
+    jobs.write_atomic(os.path.join(bdir, "run.sh"), RUN_SH)
+
+
+def collect_guest(queue, bdir, block, names, failed_on=()):
+    """Move each job that came back whole to its destination, with the
+    host in its meta.json; set aside one that did not. The number of the
+    block's jobs still to do."""
+    outdir = os.path.join(bdir, "out")
+    dest_of = {j: (k, d) for j, k, d in block.entries}
+    for a in sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []:
+        adir = os.path.join(outdir, a)
+        info = jobs._json_or_none(os.path.join(adir, "attempt.json")) or {}
+        login = info.get("sshlogin", "")
+        host = names.get(login, login or "?")
+        gdir = os.path.join(adir, "guest")
+        for jid in sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []:
+            if jid not in dest_of:
+                continue
+            kernel, dest = dest_of[jid]
+            src = os.path.join(gdir, jid)
+            tag = f"[{kernel} {block.key}] from {host}"
+            if os.path.isfile(os.path.join(dest, "result.json")):
+                log(f"{tag}: a result is here already, this one is not imported")
+                continue
+            problem = verify(src)
+            if problem:
+                keep = os.path.join(queue, "rejected", f"{block.name}-{a}-{jid}")
+                log(f"{tag} came back incomplete: {problem}; set aside in {keep}")
+                os.makedirs(os.path.dirname(keep), exist_ok=True)
+                shutil.rmtree(keep, ignore_errors=True)
+                os.rename(src, keep)
+                continue
+            os.remove(os.path.join(src, "SHA256SUMS"))
+            meta = jobs._json_or_none(os.path.join(src, "meta.json"))
+            if isinstance(meta, dict):
+                meta["dispatch"] = {"host": host, "hostname": info.get("hostname", ""),
+                                    "sshlogin": login, "block": block.name, "attempt": a,
+                                    "failed_tries_on": list(failed_on)}
+                jobs.write_json(os.path.join(src, "meta.json"), meta)
+            shutil.rmtree(dest, ignore_errors=True)
+            os.makedirs(os.path.dirname(dest), exist_ok=True)
+            os.rename(src, dest)
+            data, _ = jobs.read_host_json(os.path.join(dest, "result.json"))
+            log(f"{tag}: {(data or {}).get('result', 'no result.json')}")
+        shutil.rmtree(adir, ignore_errors=True)
+    return len(block.todo())
+
+
+def dispatch_guest_jobs(queue, hosts_file, rootfs, kout):
+    """Run the queue's prepared guest jobs on the hosts of hosts_file, each
+    block on one host; 0 if every job came back (whatever its verdict:
+    that is the caller's table's)."""
+    hosts = check(hosts_file)
+    all_blocks = read_queue(queue)
+    entries = [e for b in all_blocks for e in b.entries]
+    memory = 0
+    for jid, kernel, _ in entries:
+        job, _, _ = jobs.job_for_kernel(kernel, os.path.join(queue, "jobs", jid, "job.conf"))
+        job.check()
+        memory = max(memory, job.bytes("memory"))
+    variants = sorted({jobs.split_kernel(k)[0] for _, k, _ in entries})
+    inputs = Inputs(jobs.SUITE_ROOT, rootfs, kout, variants)
+    shipped = ready_hosts(hosts, inputs, memory)
+    if not shipped:
+        return 1
+    start = time.time()
+    rounds(queue, shipped, all_blocks,
+           lambda bdir, b, todo: write_guest_block(bdir, queue, b, inputs, todo),
+           lambda bdir, b, names, failed: collect_guest(queue, bdir, b, names, failed))
+    left = sum(len(b.todo()) for b in all_blocks)
+    log(f"{len(entries) - left} of {len(entries)} guest jobs came back from "
+        f"{len(shipped)} host(s), in {int(time.time() - start) // 60} min")
+    return 0 if left == 0 else 1
+
+
+USAGE = """usage: hosts.py guest-jobs QUEUE HOSTS_FILE
+  run the guest jobs bench/lib.sh's guest_job queued in QUEUE on the hosts
+  of HOSTS_FILE (make peers HOSTS=..., make regress HOSTS=...)"""
+
+
+def main(argv):
+    global PROG
+    PROG = "hosts.py"
+    if len(argv) != 3 or argv[0] != "guest-jobs":
+        print(USAGE, file=sys.stderr)
+        return 2
+    build = os.environ.get("BUILD_DIR") or os.path.join(jobs.SUITE_ROOT, "build")
+    rootfs = os.environ.get("ROOTFS") or os.path.join(build, "rootfs", "rootfs.ext4")
+    kout = os.environ.get("KOUT") or os.path.join(build, "kernels")
+    try:
+        return dispatch_guest_jobs(argv[1], argv[2], rootfs, kout)
+    except Refused as e:
+        for m in e.messages:
+            log(m)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -105,3 +105,54 @@ arm_kernel() {
 arm_check() {
 	arm_kernel "$1" > /dev/null
 }
+
+# ---------------------------------------------------------------------------
+# Guest jobs here or on other hosts (make peers and make regress with
+# HOSTS=FILE, which sets BENCH_HOSTS): a script prepares each job,
+# guest_job runs it or queues it, guest_queue_run runs the queue on the
+# hosts with bench/hosts.py.
+
+# guest_queue_start DIR: with BENCH_HOSTS set, queue the guest jobs that
+# follow in DIR (emptied first: a re-run queues only what is not done)
+# instead of running them here.
+guest_queue_start() {
+	[ -n "${BENCH_HOSTS:-}" ] || return 0
+	[ -f "$BENCH_HOSTS" ] || usage_error "hosts file '$BENCH_HOSTS' not found"
+	rm -rf "$1"
+	mkdir -p "$1/jobs"
+	: > "$1/jobs.tsv"
+	GUEST_QUEUE=$1
+}
+
+# guest_job KEY KERNEL JOB RUNDIR [--with FILE]...: guest.sh run, here; or,
+# queued (guest_queue_start), the job file and files kept for a host. Jobs
+# of one KEY run on one host, one after the other.
+guest_job() {
+	local key=$1 k=$2 conf=$3 dir=$4 id
+	shift 4
+	if [ -z "${GUEST_QUEUE:-}" ]; then
+		"$SUITE_ROOT/bench/guest.sh" run "$k" "$conf" "$dir" "$@"
+		return
+	fi
+	"$SUITE_ROOT/bench/guest.sh" check-job "$conf" > /dev/null || exit "$EX_USAGE"
+	id=j$(printf '%04d' $(($(wc -l < "$GUEST_QUEUE/jobs.tsv") + 1)))
+	mkdir -p "$GUEST_QUEUE/jobs/$id"
+	cp "$conf" "$GUEST_QUEUE/jobs/$id/job.conf"
+	while [ $# -gt 0 ]; do
+		if [ "$1" != --with ] || [ $# -lt 2 ] || [ ! -f "$2" ] || [ "${2##*/}" = job.conf ]; then
+			die "guest_job: only --with FILE (an existing file, not job.conf) may follow"
+		fi
+		cp "$2" "$GUEST_QUEUE/jobs/$id/"
+		shift 2
+	done
+	printf '%s\t%s\t%s\t%s\n' "$id" "$k" "$(realpath -m "$dir")" "$key" >> "$GUEST_QUEUE/jobs.tsv"
+	log "[$k] $key: queued for the hosts of $BENCH_HOSTS ($id)"
+}
+
+# guest_queue_run: run what guest_job queued on the hosts of $BENCH_HOSTS; 0 if
+# every job came back (its verdict is the caller's to judge).
+guest_queue_run() {
+	[ -n "${GUEST_QUEUE:-}" ] || return 0
+	[ -s "$GUEST_QUEUE/jobs.tsv" ] || return 0
+	/usr/bin/python3 "$SUITE_ROOT/bench/hosts.py" guest-jobs "$GUEST_QUEUE" "$BENCH_HOSTS"
+}

@@ -2,7 +2,9 @@
 # Run one block of a dispatched run on this host (bench/hosts.py sends it,
 # GNU parallel runs it): every job of BLOCK_DIR/jobs.tsv, one after the
 # other, with bench.py one, exactly as a local run does, against the suite,
-# image and kernels shipped into this host's directory by hash.
+# image and kernels shipped into this host's directory by hash. With
+# KIND=guest in block.env, the jobs are prepared guest jobs (make peers,
+# make regress), each run with guest.sh into out/ATTEMPT/guest/ID.
 #
 #   remote-block.sh BLOCK_DIR
 #
@@ -51,7 +53,37 @@ cat > "$out/attempt.json" <<EOF
  "cpus": $(json "$(getconf _NPROCESSORS_ONLN)"), "kernel": $(json "$(uname -r)")}
 EOF
 
+# sums DIR: SHA256SUMS of DIR's files, written last.
+sums() {
+	[ -d "$1" ] || return 0
+	(cd "$1" && find . -type f ! -name SHA256SUMS -print0 | LC_ALL=C sort -z |
+		xargs -0 -r sha256sum > "$out/.sums" && mv "$out/.sums" SHA256SUMS)
+}
+
 failed=0
+if [ "${KIND:-bench}" = guest ]; then
+	# Prepared guest jobs (make peers, make regress): jobs.tsv says ID and
+	# kernel, jobs/ID holds the job file and the files for the guest's
+	# share. A job's verdict (a revert that panics, say) is its result,
+	# not a failure of the block: only one that left no result.json, was
+	# refused or whose QEMU failed is tried again elsewhere.
+	while IFS=$'\t' read -r id kernel; do
+		[ -n "$id" ] || continue
+		with=()
+		for f in "$block/jobs/$id"/*; do
+			[ "${f##*/}" = job.conf ] || with+=(--with "$f")
+		done
+		rc=0
+		KOUT=$block/kernels ROOTFS=$image BUILD_DIR=$R/build ACCEL=$ACCEL \
+			BENCH_SUITE_VERSION=$SUITE_VERSION \
+			bash "$suite/bench/guest.sh" run "$kernel" "$block/jobs/$id/job.conf" \
+			"$out/guest/$id" "${with[@]}" < /dev/null || rc=$?
+		case $rc in 2 | 7) failed=1 ;; esac
+		[ -f "$out/guest/$id/result.json" ] || failed=1
+		sums "$out/guest/$id"
+	done < "$block/jobs.tsv"
+	exit "$failed"
+fi
 while IFS=$'\t' read -r kernel scenario repeat; do
 	[ -n "$kernel" ] || continue
 	if ! KOUT=$block/kernels ROOTFS=$image BUILD_DIR=$R/build RESULTS=$out \
@@ -60,10 +92,6 @@ while IFS=$'\t' read -r kernel scenario repeat; do
 		--profile "$PROFILE" < /dev/null; then
 		failed=1
 	fi
-	d=$out/$RUN/$scenario/$kernel/r$repeat
-	if [ -d "$d" ]; then
-		(cd "$d" && find . -type f ! -name SHA256SUMS -print0 | LC_ALL=C sort -z |
-			xargs -0 -r sha256sum > "$out/.sums" && mv "$out/.sums" SHA256SUMS)
-	fi
+	sums "$out/$RUN/$scenario/$kernel/r$repeat"
 done < "$block/jobs.tsv"
 exit "$failed"

@@ -40,7 +40,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KERNEL_SH=$SUITE_ROOT/bench/kernel.sh
-GUEST=$SUITE_ROOT/bench/guest.sh
 RESULTS=${RESULTS:-$SUITE_ROOT/results}
 CHECKS=(kmalloc nomemcg ocfs2 prototypes sync initfree z3fold)
 # How long the z3fold check's stress runs in the guest, in seconds.
@@ -68,7 +67,9 @@ usage: $PROG COMMAND [ARGS]
 
 Checks: ${CHECKS[*]}. A kernel may be an arm: K@slubdebug boots with SLUB
 debugging (red zones, poisoning) on every cache, K@pagepoison with
-page_poison=1.
+page_poison=1. With BENCH_HOSTS=FILE (make regress HOSTS=FILE), the guest
+jobs run on the hosts of FILE, every kernel of a check on one host
+(docs/hosts.md).
 EOF2
 }
 
@@ -490,6 +491,9 @@ run_jobs() {
 		kdir=$("$KERNEL_SH" path "$(arm_kernel "$k")") || exit $?
 		"files_$check" "$kdir" > /dev/null
 	done
+	# With HOSTS, the guest jobs are queued and run on those hosts after
+	# this loop, every kernel of a check on one host.
+	guest_queue_start "$RESULTS/$id/.hosts/seeds"
 	for pair in "$@"; do
 		read -r check k <<< "$pair"
 		n=$((n + 1))
@@ -522,10 +526,14 @@ run_jobs() {
 			printf '%s\n' "$conf"
 		} > "$tmp/job.conf"
 		rc=0
-		LOG_TAG="seeds $check" "$GUEST" run "$k" "$tmp/job.conf" "$dir" "${with[@]}" || rc=$?
+		LOG_TAG="seeds $check" guest_job "$check" "$k" "$tmp/job.conf" "$dir" "${with[@]}" || rc=$?
 		rm -rf "$tmp"
 		[ "$rc" = "$EX_USAGE" ] && die "[$k] $check: the job was refused (above)"
 	done
+	rc=0
+	guest_queue_run || rc=$?
+	[ "$rc" = "$EX_USAGE" ] && die "the queued jobs were refused (above)"
+	[ "$rc" = 0 ] || log "not every queued job came back from the hosts (above)"
 	return 0
 }
 

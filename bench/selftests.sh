@@ -11,7 +11,6 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 KERNEL_SH=$SUITE_ROOT/bench/kernel.sh
-GUEST=$SUITE_ROOT/bench/guest.sh
 RESULTS=${RESULTS:-$SUITE_ROOT/results}
 OUT=${SELFTESTS_OUT:-$BUILD_DIR/selftests}
 PATCHES=$SUITE_ROOT/patches/selftests
@@ -37,7 +36,9 @@ usage: $PROG COMMAND [ARGS]
 
 A kernel may be an arm: K@mglru runs the tests with MGLRU on, K@zswap with
 zswap on (swap writes end at once; docs/results/2026-12-03-selftests.md says
-why test_memcg_swap_max needs it).
+why test_memcg_swap_max needs it). With BENCH_HOSTS=FILE (make peers
+HOSTS=FILE), the guest jobs run on the hosts of FILE, a kernel a block
+(docs/hosts.md).
 EOF2
 }
 
@@ -141,6 +142,10 @@ cmd_run() {
 		"$KERNEL_SH" path "$v" > /dev/null || exit $?
 		[ -x "$OUT/$v/test_memcontrol" ] || die "no selftests built for $v; run: $PROG build $v"
 	done
+	# With HOSTS, the guest jobs are queued and run on those hosts after
+	# this loop; each kernel's job (its repeats run in one guest) is a
+	# block of its own, so the kernels spread over the hosts.
+	guest_queue_start "$RESULTS/$id/.hosts/peers"
 	n=0
 	for k in "${kernels[@]}"; do
 		n=$((n + 1))
@@ -170,10 +175,11 @@ cmd_run() {
 			echo "needs = CONFIG_MEMCG_KMEM"
 			echo "command = sh /mnt/job/selftests.sh $repeat"
 		} > "$tmp/job.conf"
-		LOG_TAG="selftests" "$GUEST" run "$k" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
+		LOG_TAG="selftests" guest_job "$k" "$k" "$tmp/job.conf" "$dir" --with "$tmp/selftests.sh" \
 			--with "$tmp/test_memcontrol" --with "$tmp/manifest.json" || failed=$((failed + 1))
 		rm -rf "$tmp"
 	done
+	guest_queue_run || failed=$((failed + 1))
 	cmd_table "$RESULTS/$id" || true
 	[ "$failed" = 0 ]
 }

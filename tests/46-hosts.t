@@ -281,6 +281,101 @@ class Tries(TempCase):
         self.assertEqual(hosts.failed_tries(["a"], ("a", 0, 9)), ["a"])
 
 
+class GuestQueue(TempCase):
+    """make peers / make regress over hosts: bench/lib.sh's guest_job
+    queues prepared jobs, hosts.py groups them in blocks by key, ships
+    each block's jobs and imports what comes back, checked as for bench."""
+
+    def setUp(self):
+        super().setUp()
+        self.queue = os.path.join(self.tmp, "q")
+        self.dest = os.path.join(self.tmp, "results", "R", "seeds", "ocfs2")
+
+    def queue_jobs(self, kernels_keys):
+        """Queue one job per (kernel, key) with the real guest_job."""
+        script = [f". {ROOT}/bench/lib.sh", f"guest_queue_start {self.queue}"]
+        for k, key in kernels_keys:
+            script.append(f"guest_job {key} {k} {self.tmp}/job.conf {self.dest}/{k} "
+                          f"--with {self.tmp}/check.sh")
+        self.write("job.conf", "memory = 1G\ncommand = sh /mnt/job/check.sh\n")
+        self.write("check.sh", "echo hi\n")
+        return subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, text=True,
+                              env=dict(os.environ, BENCH_HOSTS=self.write("hosts", "h1\n")))
+
+    def test_queued_and_blocked_by_key(self):
+        r = self.queue_jobs([("control", "ocfs2"), ("patched", "ocfs2"), ("patched", "nomemcg")])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("queued for the hosts of", r.stderr)
+        bs = hosts.read_queue(self.queue)
+        self.assertEqual([(b.name, b.key, [e[:2] for e in b.entries]) for b in bs],
+                         [("b0001", "ocfs2", [("j0001", "control"), ("j0002", "patched")]),
+                          ("b0002", "nomemcg", [("j0003", "patched")])])
+        self.assertEqual(sorted(os.listdir(os.path.join(self.queue, "jobs", "j0002"))),
+                         ["check.sh", "job.conf"])
+        self.assertEqual(bs[0].entries[1][2], os.path.join(self.dest, "patched"))
+
+    def test_guest_job_refuses(self):
+        self.write("job.conf", "memory = lots\n")
+        r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}; "
+                            f"guest_job k patched {self.tmp}/job.conf {self.dest}/p"],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, BENCH_HOSTS=self.write("hosts", "h1\n")))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("memory", r.stderr)
+        r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}"],
+                           capture_output=True, text=True,
+                           env=dict(os.environ, BENCH_HOSTS=os.path.join(self.tmp, "nohosts")))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("hosts file", r.stderr)
+
+    def test_read_queue_refuses_a_bad_line(self):
+        self.write("q/jobs.tsv", "j0001\tpatched\t/x\n")
+        with self.assertRaisesRegex(Refused, r"jobs.tsv:1: not 'ID"):
+            hosts.read_queue(self.queue)
+
+    def test_write_and_collect(self):
+        self.queue_jobs([("control", "ocfs2"), ("patched", "ocfs2")])
+        b = hosts.read_queue(self.queue)[0]
+
+        class In:
+            suite_hash, suite_version, image_hash = "S", "v", "I"
+            kernels = {"control": ("KC", ""), "patched": ("KP", "")}
+        bdir = os.path.join(self.tmp, "blocks", b.name)
+        hosts.write_guest_block(bdir, self.queue, b, In, b.todo())
+        with open(os.path.join(bdir, "block.env")) as f:
+            env = f.read()
+        self.assertIn("KIND=guest\n", env)
+        self.assertIn("KERNELS='control=KC patched=KP'\n", env)
+        with open(os.path.join(bdir, "jobs.tsv")) as f:
+            self.assertEqual(f.read(), "j0001\tcontrol\nj0002\tpatched\n")
+        self.assertTrue(os.path.isfile(os.path.join(bdir, "jobs", "j0002", "check.sh")))
+        # One came back whole, the other truncated.
+        adir = os.path.join(bdir, "out", "a1")
+        os.makedirs(adir)
+        with open(os.path.join(adir, "attempt.json"), "w") as f:
+            json.dump({"sshlogin": "L", "hostname": "box"}, f)
+        fake_job(os.path.join(adir, "guest", "j0001"))
+        fake_job(os.path.join(adir, "guest", "j0002"))
+        with open(os.path.join(adir, "guest", "j0002", "guest/out/samples.csv"), "r+") as f:
+            f.truncate(3)
+        left = hosts.collect_guest(self.queue, bdir, b, {"L": "one"}, ["two"])
+        self.assertEqual(left, 1)
+        meta = jobs._json_or_none(os.path.join(self.dest, "control", "meta.json"))
+        self.assertEqual((meta["dispatch"]["host"], meta["dispatch"]["failed_tries_on"]), ("one", ["two"]))
+        self.assertFalse(os.path.exists(os.path.join(self.dest, "control", "SHA256SUMS")))
+        self.assertFalse(os.path.exists(os.path.join(self.dest, "patched")))
+        self.assertTrue(os.path.isdir(os.path.join(self.queue, "rejected", "b0001-a1-j0002")))
+        self.assertEqual([e[1] for e in b.todo()], ["patched"])
+        # The next round sends only what is left; a result here is never replaced.
+        hosts.write_guest_block(bdir, self.queue, b, In, b.todo())
+        self.assertEqual(os.listdir(os.path.join(bdir, "jobs")), ["j0002"])
+        fake_job(os.path.join(bdir, "out", "a2", "guest", "j0001"), verdict="panic")
+        fake_job(os.path.join(bdir, "out", "a2", "guest", "j0002"))
+        self.assertEqual(hosts.collect_guest(self.queue, bdir, b, {}), 0)
+        self.assertEqual(jobs.read_host_json(os.path.join(self.dest, "control", "result.json"))[0]["result"],
+                         "ok")
+
+
 class Suite(unittest.TestCase):
     def test_suite_tar_is_the_same_bytes_each_time(self):
         h1, b1 = hosts.suite_tar(ROOT)

@@ -5,8 +5,9 @@
 # qualify are named and left out. Both blocks (control and patched at two
 # repeats of the quick low-reclaim) run, each whole on one host; the results
 # have the same files as a local job's, meta.json names the host, the table
-# and report come out, and running the same id again runs nothing. Then a
-# host dies while its guest runs (its sshd, sessions and every process it
+# and report come out, and running the same id again runs nothing. A seed
+# check and the selftests (make regress, make peers) run over the same
+# hosts. Then a host dies while its guest runs (its sshd, sessions and every process it
 # started killed): the run finishes on the other host, nothing of the
 # dead one is imported and nothing of it runs on.
 # Nothing but 127.0.0.1 is ever contacted.
@@ -147,6 +148,38 @@ ok $? "running the same id again succeeds"
 like "$out" "4 of 4 jobs ok" "with every job kept"
 unlike_boot=$(printf '%s\n' "$out" | grep -c 'guest.sh:')
 is "$unlike_boot" 0 "and nothing boots again"
+
+# make regress and make peers over the same two hosts (HOSTS= sets
+# BENCH_HOSTS): prepared guest jobs, one block per check (both kernels of
+# ocfs2 on one host) and per kernel for the selftests (they spread).
+{ login "$P1" "$T/h1"; login "$P2" "$T/h2"; } > "$T/hosts-good"
+BENCH_HOSTS=$T/hosts-good "$SUITE_ROOT/bench/seeds.sh" run sq control patched --check ocfs2 \
+	> "$T/seeds" 2> "$T/err-seeds"
+if ! ok $? "the ocfs2 seed check over two hosts: seeds.sh exits 0"; then
+	diag_tail "$(cat "$T/err-seeds")"
+fi
+is "$(grep -c '^  \(control\|patched\)  *pass$' "$T/seeds")" 2 "both kernels pass in its table"
+S=$RESULTS/sq/seeds/ocfs2
+seed_host=$(jq -r .dispatch.host "$S/control/meta.json" 2> /dev/null)
+like "$seed_host" "^root@127\.0\.0\.1:($P1|$P2)$" "meta.json names the host"
+is "$(jq -r .dispatch.host "$S/patched/meta.json" 2> /dev/null)" "$seed_host" \
+	"both kernels of the check ran on that host"
+RESULTS=$T/local "$SUITE_ROOT/bench/seeds.sh" run sl patched --check ocfs2 > /dev/null 2>&1
+is "$(files "$S/patched")" "$(files "$T/local/sl/seeds/ocfs2/patched")" \
+	"a dispatched seed job holds the files a local one does"
+"$SUITE_ROOT/bench/selftests.sh" build control patched >&2
+BENCH_HOSTS=$T/hosts-good "$SUITE_ROOT/bench/selftests.sh" run pq control patched --repeat 1 \
+	> "$T/peers" 2> "$T/err-peers"
+if ! ok $? "the selftests over two hosts: selftests.sh exits 0"; then
+	diag_tail "$(cat "$T/err-peers")"
+fi
+Q=$RESULTS/pq/peers/selftests
+is "$(jq -r .result "$Q/control/result.json" 2> /dev/null) $(jq -r .result "$Q/patched/result.json" 2> /dev/null)" \
+	"ok ok" "both kernels' jobs came back ok"
+like "$(cat "$T/peers")" "\| test_memcg_min  *\| pass " "and the pass/fail table comes out"
+[ "$(jq -r .dispatch.host "$Q/control/meta.json" 2> /dev/null)" != \
+	"$(jq -r .dispatch.host "$Q/patched/meta.json" 2> /dev/null)" ]
+ok $? "the two kernels ran on the two hosts at once"
 
 # A host that disappears mid-run: as soon as a guest runs on the second
 # host, that "machine" dies: its sshd and every session are killed, and
