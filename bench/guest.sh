@@ -33,7 +33,9 @@ usage: $PROG COMMAND [ARGS]
                     keys bench/arms gives ARM (RUNDIR/job.conf has them)
   shell KERNEL [--dry-run] [key=value...]
                     boot KERNEL to a root shell on this terminal
-  check-job JOB     validate a job file without booting anything
+  check-job JOB [KERNEL]
+                    validate a job file without booting anything; with
+                    KERNEL, also as that kernel (or arm) would run it
   accel KERNEL      print the accelerator auto-detection picks for KERNEL
 
 Exit status of run (and result.json's "result"): 0 ok, 1 the job failed
@@ -385,8 +387,15 @@ main() {
 		cmd_shell "$@"
 		;;
 	check-job)
-		[ $# -eq 1 ] || usage_error "usage: $PROG check-job JOB"
+		[ $# -eq 1 ] || [ $# -eq 2 ] || usage_error "usage: $PROG check-job JOB [KERNEL]"
 		"${JOBS[@]}" job-check "$1" || exit "$EX_USAGE"
+		if [ $# -eq 2 ]; then
+			# As KERNEL runs it: the arm's keys, and what the job needs of
+			# the kernel's config.
+			job_values "$2" "$1"
+			kdir=$(kernel_dir "$JOB_VARIANT")
+			check_needs "$2" "$kdir"
+		fi
 		;;
 	accel)
 		[ $# -eq 1 ] || usage_error "usage: $PROG accel KERNEL"

@@ -422,17 +422,23 @@ exec bash "%s/suite/$SUITE_HASH/bench/remote-block.sh" "$1"
 """ % REMOTE_DIR
 
 
-def write_block(bdir, block, run_id, profile, inputs, todo):
-    """The block's directory for GNU parallel: block.env, jobs.tsv (the
-    kernels still to run, in the block's order), run.sh."""
-    os.makedirs(bdir, exist_ok=True)
-    variants = sorted({jobs.split_kernel(k)[0] for k in todo})
-    env = {"RUN": run_id, "PROFILE": profile, "BLOCK": block.name,
+def write_block_env(bdir, block, inputs, kernels, **extra):
+    """bdir/block.env for remote-block.sh: extra, the block's name, the
+    hashes of what was shipped, and the kernels' variants with theirs."""
+    variants = sorted({jobs.split_kernel(k)[0] for k in kernels})
+    env = {**extra, "BLOCK": block.name,
            "SUITE_HASH": inputs.suite_hash, "SUITE_VERSION": inputs.suite_version,
            "IMAGE_HASH": inputs.image_hash, "ACCEL": os.environ.get("ACCEL", "auto"),
            "KERNELS": " ".join(f"{v}={inputs.kernels[v][0]}" for v in variants)}
     jobs.write_atomic(os.path.join(bdir, "block.env"),
                       "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
+
+
+def write_block(bdir, block, run_id, profile, inputs, todo):
+    """The block's directory for GNU parallel: block.env, jobs.tsv (the
+    kernels still to run, in the block's order), run.sh."""
+    os.makedirs(bdir, exist_ok=True)
+    write_block_env(bdir, block, inputs, todo, RUN=run_id, PROFILE=profile)
     jobs.write_atomic(os.path.join(bdir, "jobs.tsv"),
                       "".join(f"{k}\t{block.scenario}\t{block.repeat}\n" for k in todo))
     jobs.write_atomic(os.path.join(bdir, "run.sh"), RUN_SH)
@@ -515,18 +521,53 @@ def verify(jobdir):
     return None
 
 
+def import_job(src, dest, keep, tag, dispatch):
+    """Move job directory src, as a host left it, to dest, checked against
+    its SHA256SUMS, with dispatch (where it ran) in its meta.json; one that
+    does not match is named and moved to keep instead. Its verdict, or None
+    when it was set aside."""
+    problem = verify(src)
+    if problem:
+        log(f"{tag} came back incomplete: {problem}; set aside in {keep}")
+        os.makedirs(os.path.dirname(keep), exist_ok=True)
+        shutil.rmtree(keep, ignore_errors=True)
+        os.rename(src, keep)
+        return None
+    os.remove(os.path.join(src, "SHA256SUMS"))
+    meta = jobs._json_or_none(os.path.join(src, "meta.json"))
+    if isinstance(meta, dict):
+        meta["dispatch"] = dispatch
+        jobs.write_json(os.path.join(src, "meta.json"), meta)
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    os.rename(src, dest)
+    data, _ = jobs.read_host_json(os.path.join(dest, "result.json"))
+    verdict = (data or {}).get("result", "no result.json")
+    log(f"{tag}: {verdict}")
+    return verdict
+
+
+def attempts(bdir, names):
+    """The attempts a block's out/ holds, oldest first: (name, directory,
+    host, dispatch record without the block)."""
+    outdir = os.path.join(bdir, "out")
+    out = []
+    for a in sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []:
+        adir = os.path.join(outdir, a)
+        info = jobs._json_or_none(os.path.join(adir, "attempt.json")) or {}
+        login = info.get("sshlogin", "")
+        host = names.get(login, login or "?")
+        out.append((a, adir, host, {"host": host, "hostname": info.get("hostname", ""),
+                                    "sshlogin": login, "attempt": a}))
+    return out
+
+
 def collect(run, run_id, bdir, block, names, failed_on=()):
     """Import what block's attempts brought back into run; the number of
     its jobs that are not ok afterwards. names: sshlogin -> host name;
     failed_on: the hosts where a try of the block failed in this round
     (meta.json keeps them)."""
-    outdir = os.path.join(bdir, "out")
-    attempts = sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []
-    for a in attempts:
-        adir = os.path.join(outdir, a)
-        info = jobs._json_or_none(os.path.join(adir, "attempt.json")) or {}
-        login = info.get("sshlogin", "")
-        host = names.get(login, login or "?")
+    for a, adir, host, where in attempts(bdir, names):
         for k in block.kernels:
             src = jobs.job_dir(os.path.join(adir, run_id), block.scenario, k, block.repeat)
             if not os.path.isdir(src):
@@ -537,29 +578,11 @@ def collect(run, run_id, bdir, block, names, failed_on=()):
                 log(f"{tag}: a finished result is here already, this one is not imported")
                 shutil.rmtree(src)
                 continue
-            problem = verify(src)
-            if problem:
-                keep = os.path.join(run, ".dispatch", "rejected", f"{block.name}-{a}-{k}")
-                log(f"{tag} came back incomplete: {problem}; set aside in {keep}")
-                os.makedirs(os.path.dirname(keep), exist_ok=True)
-                shutil.rmtree(keep, ignore_errors=True)
-                os.rename(src, keep)
-                continue
-            os.remove(os.path.join(src, "SHA256SUMS"))
-            meta = jobs._json_or_none(os.path.join(src, "meta.json"))
-            if isinstance(meta, dict):
-                meta["dispatch"] = {"host": host, "hostname": info.get("hostname", ""),
-                                    "sshlogin": login, "block": block.name, "attempt": a,
-                                    "failed_tries_on": list(failed_on)}
-                jobs.write_json(os.path.join(src, "meta.json"), meta)
-            shutil.rmtree(dest, ignore_errors=True)
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            os.rename(src, dest)
-            data, _ = jobs.read_host_json(os.path.join(dest, "result.json"))
-            verdict = (data or {}).get("result", "no result.json")
-            jobs.record(run, block.scenario, k, block.repeat,
-                        "ok" if verdict == "ok" else f"failed:{verdict}")
-            log(f"{tag}: {verdict}")
+            verdict = import_job(src, dest, os.path.join(run, ".dispatch", "rejected", f"{block.name}-{a}-{k}"),
+                                 tag, {**where, "block": block.name, "failed_tries_on": list(failed_on)})
+            if verdict is not None:
+                jobs.record(run, block.scenario, k, block.repeat,
+                            "ok" if verdict == "ok" else f"failed:{verdict}")
         shutil.rmtree(adir, ignore_errors=True)
     return len(block.todo(run))
 
@@ -719,8 +742,9 @@ class GuestBlock:
         self.kernels = [e[0] for e in entries]
 
     def todo(self, _run=None):
-        """Its entries (id, kernel, dest) whose job has not come back."""
-        return [e for e in self.entries if not os.path.isfile(os.path.join(e[2], "result.json"))]
+        """Its entries (id, kernel, dest) whose job has not come back (or
+        came back failed by its host)."""
+        return [e for e in self.entries if not _guest_done(e[2])]
 
 
 def read_queue(queue):
@@ -750,58 +774,41 @@ def write_guest_block(bdir, queue, block, inputs, todo):
     os.makedirs(bdir, exist_ok=True)
     for jid, _, _ in todo:
         shutil.copytree(os.path.join(queue, "jobs", jid), os.path.join(bdir, "jobs", jid))
-    variants = sorted({jobs.split_kernel(k)[0] for _, k, _ in todo})
-    env = {"KIND": "guest", "RUN": "-", "PROFILE": "-", "BLOCK": block.name,
-           "SUITE_HASH": inputs.suite_hash, "SUITE_VERSION": inputs.suite_version,
-           "IMAGE_HASH": inputs.image_hash, "ACCEL": os.environ.get("ACCEL", "auto"),
-           "KERNELS": " ".join(f"{v}={inputs.kernels[v][0]}" for v in variants)}
-    jobs.write_atomic(os.path.join(bdir, "block.env"),
-                      "".join(f"{k}={shlex.quote(v)}\n" for k, v in env.items()))
+    write_block_env(bdir, block, inputs, [k for _, k, _ in todo], KIND="guest", RUN="-", PROFILE="-")
     jobs.write_atomic(os.path.join(bdir, "jobs.tsv"), "".join(f"{j}\t{k}\n" for j, k, _ in todo))
     jobs.write_atomic(os.path.join(bdir, "run.sh"), RUN_SH)
+
+
+# What a guest job leaves when its host failed it, not the job: a retry
+# elsewhere may replace it.
+HOST_FAILURES = ("qemu-error",)
+
+
+def _guest_done(dest):
+    """Whether a prepared guest job has its result: a verdict, other than
+    one that says its host failed it."""
+    data, _ = jobs.read_host_json(os.path.join(dest, "result.json"))
+    return data is not None and data.get("result") not in HOST_FAILURES
 
 
 def collect_guest(queue, bdir, block, names, failed_on=()):
     """Move each job that came back whole to its destination, with the
     host in its meta.json; set aside one that did not. The number of the
     block's jobs still to do."""
-    outdir = os.path.join(bdir, "out")
     dest_of = {j: (k, d) for j, k, d in block.entries}
-    for a in sorted(os.listdir(outdir)) if os.path.isdir(outdir) else []:
-        adir = os.path.join(outdir, a)
-        info = jobs._json_or_none(os.path.join(adir, "attempt.json")) or {}
-        login = info.get("sshlogin", "")
-        host = names.get(login, login or "?")
+    for a, adir, host, where in attempts(bdir, names):
         gdir = os.path.join(adir, "guest")
         for jid in sorted(os.listdir(gdir)) if os.path.isdir(gdir) else []:
             if jid not in dest_of:
                 continue
             kernel, dest = dest_of[jid]
-            src = os.path.join(gdir, jid)
             tag = f"[{kernel} {block.key}] from {host}"
-            if os.path.isfile(os.path.join(dest, "result.json")):
+            if _guest_done(dest):
                 log(f"{tag}: a result is here already, this one is not imported")
                 continue
-            problem = verify(src)
-            if problem:
-                keep = os.path.join(queue, "rejected", f"{block.name}-{a}-{jid}")
-                log(f"{tag} came back incomplete: {problem}; set aside in {keep}")
-                os.makedirs(os.path.dirname(keep), exist_ok=True)
-                shutil.rmtree(keep, ignore_errors=True)
-                os.rename(src, keep)
-                continue
-            os.remove(os.path.join(src, "SHA256SUMS"))
-            meta = jobs._json_or_none(os.path.join(src, "meta.json"))
-            if isinstance(meta, dict):
-                meta["dispatch"] = {"host": host, "hostname": info.get("hostname", ""),
-                                    "sshlogin": login, "block": block.name, "attempt": a,
-                                    "failed_tries_on": list(failed_on)}
-                jobs.write_json(os.path.join(src, "meta.json"), meta)
-            shutil.rmtree(dest, ignore_errors=True)
-            os.makedirs(os.path.dirname(dest), exist_ok=True)
-            os.rename(src, dest)
-            data, _ = jobs.read_host_json(os.path.join(dest, "result.json"))
-            log(f"{tag}: {(data or {}).get('result', 'no result.json')}")
+            import_job(os.path.join(gdir, jid), dest,
+                       os.path.join(queue, "rejected", f"{block.name}-{a}-{jid}"), tag,
+                       {**where, "block": block.name, "failed_tries_on": list(failed_on)})
         shutil.rmtree(adir, ignore_errors=True)
     return len(block.todo())
 

@@ -113,39 +113,45 @@ arm_check() {
 # hosts with bench/hosts.py.
 
 # guest_queue_start DIR: with BENCH_HOSTS set, queue the guest jobs that
-# follow in DIR (emptied first: a re-run queues only what is not done)
-# instead of running them here.
+# follow in DIR instead of running them here. DIR is emptied first (its
+# joblog and what an earlier run set aside go too): a re-run queues only
+# what its caller would run again.
 guest_queue_start() {
+	unset GUEST_QUEUE
 	[ -n "${BENCH_HOSTS:-}" ] || return 0
 	[ -f "$BENCH_HOSTS" ] || usage_error "hosts file '$BENCH_HOSTS' not found"
 	rm -rf "$1"
-	mkdir -p "$1/jobs"
-	: > "$1/jobs.tsv"
+	mkdir -p "$1/jobs" || die "cannot make the queue $1"
+	: > "$1/jobs.tsv" || die "cannot make the queue $1"
 	GUEST_QUEUE=$1
 }
 
 # guest_job KEY KERNEL JOB RUNDIR [--with FILE]...: guest.sh run, here; or,
-# queued (guest_queue_start), the job file and files kept for a host. Jobs
-# of one KEY run on one host, one after the other.
+# queued (guest_queue_start), the job file (checked as KERNEL runs it) and
+# files kept for a host. Jobs of one KEY run on one host, one after the
+# other.
 guest_job() {
-	local key=$1 k=$2 conf=$3 dir=$4 id
+	local key=$1 k=$2 conf=$3 dir=$4 id jdir
 	shift 4
 	if [ -z "${GUEST_QUEUE:-}" ]; then
 		"$SUITE_ROOT/bench/guest.sh" run "$k" "$conf" "$dir" "$@"
 		return
 	fi
-	"$SUITE_ROOT/bench/guest.sh" check-job "$conf" > /dev/null || exit "$EX_USAGE"
+	"$SUITE_ROOT/bench/guest.sh" check-job "$conf" "$k" > /dev/null || return "$EX_USAGE"
 	id=j$(printf '%04d' $(($(wc -l < "$GUEST_QUEUE/jobs.tsv") + 1)))
-	mkdir -p "$GUEST_QUEUE/jobs/$id"
-	cp "$conf" "$GUEST_QUEUE/jobs/$id/job.conf"
+	jdir=$GUEST_QUEUE/jobs/$id
+	mkdir -p "$jdir" || die "cannot make $jdir"
+	cp "$conf" "$jdir/job.conf" || die "cannot queue $conf in $jdir"
 	while [ $# -gt 0 ]; do
-		if [ "$1" != --with ] || [ $# -lt 2 ] || [ ! -f "$2" ] || [ "${2##*/}" = job.conf ]; then
-			die "guest_job: only --with FILE (an existing file, not job.conf) may follow"
+		if [ "$1" != --with ] || [ $# -lt 2 ] || [ ! -f "$2" ]; then
+			die "guest_job: only --with FILE (an existing file) may follow, not: $*"
 		fi
-		cp "$2" "$GUEST_QUEUE/jobs/$id/"
+		[ ! -e "$jdir/${2##*/}" ] || die "guest_job: two files named '${2##*/}' (or job.conf) for $id"
+		cp "$2" "$jdir/" || die "cannot queue $2 in $jdir"
 		shift 2
 	done
-	printf '%s\t%s\t%s\t%s\n' "$id" "$k" "$(realpath -m "$dir")" "$key" >> "$GUEST_QUEUE/jobs.tsv"
+	printf '%s\t%s\t%s\t%s\n' "$id" "$k" "$(realpath -m "$dir")" "$key" >> "$GUEST_QUEUE/jobs.tsv" ||
+		die "cannot queue $id in $GUEST_QUEUE/jobs.tsv"
 	log "[$k] $key: queued for the hosts of $BENCH_HOSTS ($id)"
 }
 

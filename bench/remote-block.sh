@@ -11,8 +11,9 @@
 # Results go to BLOCK_DIR/out/ATTEMPT/RUN/SCENARIO/KERNEL/rN, each job
 # directory with a SHA256SUMS of its files (written last: a job without one
 # did not finish), and BLOCK_DIR/out/ATTEMPT/attempt.json says which host
-# ran it. Exit status: 0 if every job is ok, 1 if one failed, 2 if the
-# block cannot run here at all.
+# ran it. Exit status: 0 if every job is ok (KIND=guest: every job has a
+# verdict its host did not cause), 1 if one failed, 2 if the block cannot
+# run here at all.
 set -euo pipefail
 
 if [ $# -ne 1 ] || [ ! -f "$1/block.env" ]; then

@@ -532,7 +532,7 @@ run_jobs() {
 	done
 	rc=0
 	guest_queue_run || rc=$?
-	[ "$rc" = "$EX_USAGE" ] && die "the queued jobs were refused (above)"
+	[ "$rc" = "$EX_USAGE" ] && die "bench/hosts.py refused the queue or the hosts (above)"
 	[ "$rc" = 0 ] || log "not every queued job came back from the hosts (above)"
 	return 0
 }

@@ -107,6 +107,13 @@ echo CONFIG_MEMCG=y > "$tmp/nodebug/control/config"
 refused "an arm's needs add to the job's: K@slubdebug needs CONFIG_SLUB_DEBUG" \
 	env KOUT="$tmp/nodebug" "$GUEST" run control@slubdebug "$tmp/job.conf" "$tmp/run"
 like "$REFUSED_OUT" "has no CONFIG_SLUB_DEBUG .*with arm slubdebug" "naming the arm"
+# check-job JOB KERNEL: the same, without booting (what a job queued for
+# other hosts gets here first).
+refused "check-job with a kernel: the arm's needs checked too" \
+	env KOUT="$tmp/nodebug" "$GUEST" check-job "$tmp/job.conf" control@slubdebug
+like "$REFUSED_OUT" "has no CONFIG_SLUB_DEBUG .*with arm slubdebug" "naming the arm"
+runs "check-job with a kernel that has what the job needs" "$GUEST" check-job "$tmp/job.conf" control@slubdebug
+refused "check-job with a kernel that does not exist" "$GUEST" check-job "$tmp/job.conf" no-such-kernel
 job "needs = SLUB"
 refused "a need that is not an option is refused" "$GUEST" check-job "$tmp/job.conf"
 like "$REFUSED_OUT" "job.conf:1: needs: 'SLUB' is not a kernel option \(CONFIG_X\)" "with file, line and reason"

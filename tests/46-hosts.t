@@ -10,6 +10,7 @@ import contextlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import unittest
@@ -256,6 +257,7 @@ class Tries(TempCase):
         self.write("blocks/b0001/jobs.tsv", "")
         self.remote = remote
 
+    @unittest.skipUnless(shutil.which("parallel"), "GNU parallel is not installed (bench/deps.sh hosts)")
     def test_a_failed_try_is_named(self):
         # The first try fails after it started (a host that died under it),
         # the second succeeds.
@@ -290,6 +292,12 @@ class GuestQueue(TempCase):
         super().setUp()
         self.queue = os.path.join(self.tmp, "q")
         self.dest = os.path.join(self.tmp, "results", "R", "seeds", "ocfs2")
+        # guest_job checks a job as its kernel runs it: kernels of a sort.
+        for k in ("control", "patched"):
+            self.write(f"kernels/{k}/bzImage", "")
+            self.write(f"kernels/{k}/config", "CONFIG_MEMCG=y\n")
+        self.env = dict(os.environ, KOUT=os.path.join(self.tmp, "kernels"),
+                        BENCH_HOSTS=self.write("hosts", "h1\n"))
 
     def queue_jobs(self, kernels_keys):
         """Queue one job per (kernel, key) with the real guest_job."""
@@ -300,7 +308,7 @@ class GuestQueue(TempCase):
         self.write("job.conf", "memory = 1G\ncommand = sh /mnt/job/check.sh\n")
         self.write("check.sh", "echo hi\n")
         return subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, text=True,
-                              env=dict(os.environ, BENCH_HOSTS=self.write("hosts", "h1\n")))
+                              env=self.env)
 
     def test_queued_and_blocked_by_key(self):
         r = self.queue_jobs([("control", "ocfs2"), ("patched", "ocfs2"), ("patched", "nomemcg")])
@@ -318,13 +326,21 @@ class GuestQueue(TempCase):
         self.write("job.conf", "memory = lots\n")
         r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}; "
                             f"guest_job k patched {self.tmp}/job.conf {self.dest}/p"],
-                           capture_output=True, text=True,
-                           env=dict(os.environ, BENCH_HOSTS=self.write("hosts", "h1\n")))
+                           capture_output=True, text=True, env=self.env)
         self.assertEqual(r.returncode, 2)
         self.assertIn("memory", r.stderr)
+        # As its kernel runs it: a need the kernel's config lacks.
+        self.write("job.conf", "memory = 1G\nneeds = CONFIG_MEMCG_KMEM\n")
+        r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}; "
+                            f"guest_job k patched {self.tmp}/job.conf {self.dest}/p"],
+                           capture_output=True, text=True, env=self.env)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("has no CONFIG_MEMCG_KMEM", r.stderr)
+        with open(os.path.join(self.queue, "jobs.tsv")) as f:
+            self.assertEqual(f.read(), "")
         r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}"],
                            capture_output=True, text=True,
-                           env=dict(os.environ, BENCH_HOSTS=os.path.join(self.tmp, "nohosts")))
+                           env=dict(self.env, BENCH_HOSTS=os.path.join(self.tmp, "nohosts")))
         self.assertEqual(r.returncode, 2)
         self.assertIn("hosts file", r.stderr)
 
@@ -374,6 +390,26 @@ class GuestQueue(TempCase):
         self.assertEqual(hosts.collect_guest(self.queue, bdir, b, {}), 0)
         self.assertEqual(jobs.read_host_json(os.path.join(self.dest, "control", "result.json"))[0]["result"],
                          "ok")
+
+    def test_a_host_failure_is_replaced_by_a_retry(self):
+        # QEMU failed on the first host (qemu-error): not the job's verdict;
+        # the retry's result replaces it. A panic is a verdict: kept.
+        self.queue_jobs([("control", "ocfs2"), ("patched", "ocfs2")])
+        b = hosts.read_queue(self.queue)[0]
+        bdir = os.path.join(self.tmp, "blocks", b.name)
+        fake_job(os.path.join(bdir, "out", "a1", "guest", "j0001"), verdict="qemu-error")
+        fake_job(os.path.join(bdir, "out", "a1", "guest", "j0002"), verdict="panic")
+        fake_job(os.path.join(bdir, "out", "a2", "guest", "j0001"))
+        fake_job(os.path.join(bdir, "out", "a2", "guest", "j0002"))
+        self.assertEqual(hosts.collect_guest(self.queue, bdir, b, {}), 0)
+        verdicts = [jobs.read_host_json(os.path.join(self.dest, k, "result.json"))[0]["result"]
+                    for k in ("control", "patched")]
+        self.assertEqual(verdicts, ["ok", "panic"])
+        # Left with a host failure only, the job is still to do.
+        fake_job(os.path.join(bdir, "out", "a3", "guest", "j0001"), verdict="qemu-error")
+        shutil.rmtree(os.path.join(self.dest, "control"))
+        hosts.collect_guest(self.queue, bdir, b, {})
+        self.assertEqual([e[1] for e in b.todo()], ["control"])
 
 
 class Suite(unittest.TestCase):

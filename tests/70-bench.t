@@ -68,7 +68,7 @@ refused "an unknown arm is refused" "$BENCH" run smoke --kernels control@lru
 like "$REFUSED_OUT" "kernel 'control@lru': an arm is one of: K@mglru K@zswap K@norecursive" "and the known arms are named"
 
 # The quick end-to-end run.
-[ "$(id -u)" = 0 ] || { diag "skipping the real run: needs root"; done_testing; exit; }
+[ "$(id -u)" = 0 ] || { note "skipping the real run: needs root"; done_testing; exit; }
 export RESULTS
 RESULTS=$(mktemp -d)
 trap 'rm -rf "$RESULTS"' EXIT
