@@ -299,16 +299,19 @@ class GuestQueue(TempCase):
         self.env = dict(os.environ, KOUT=os.path.join(self.tmp, "kernels"),
                         BENCH_HOSTS=self.write("hosts", "h1\n"))
 
+    def lib_sh(self, lines, env=None):
+        """Run shell lines after sourcing bench/lib.sh and starting the
+        queue (guest_queue_start); the CompletedProcess."""
+        script = [f". {ROOT}/bench/lib.sh", f"guest_queue_start {self.queue}"] + lines
+        return subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, text=True,
+                              env=env or self.env)
+
     def queue_jobs(self, kernels_keys):
         """Queue one job per (kernel, key) with the real guest_job."""
-        script = [f". {ROOT}/bench/lib.sh", f"guest_queue_start {self.queue}"]
-        for k, key in kernels_keys:
-            script.append(f"guest_job {key} {k} {self.tmp}/job.conf {self.dest}/{k} "
-                          f"--with {self.tmp}/check.sh")
         self.write("job.conf", "memory = 1G\ncommand = sh /mnt/job/check.sh\n")
         self.write("check.sh", "echo hi\n")
-        return subprocess.run(["bash", "-c", "\n".join(script)], capture_output=True, text=True,
-                              env=self.env)
+        return self.lib_sh([f"guest_job {key} {k} {self.tmp}/job.conf {self.dest}/{k} "
+                            f"--with {self.tmp}/check.sh" for k, key in kernels_keys])
 
     def test_queued_and_blocked_by_key(self):
         r = self.queue_jobs([("control", "ocfs2"), ("patched", "ocfs2"), ("patched", "nomemcg")])
@@ -323,24 +326,19 @@ class GuestQueue(TempCase):
         self.assertEqual(bs[0].entries[1][2], os.path.join(self.dest, "patched"))
 
     def test_guest_job_refuses(self):
+        queue_one = [f"guest_job k patched {self.tmp}/job.conf {self.dest}/p"]
         self.write("job.conf", "memory = lots\n")
-        r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}; "
-                            f"guest_job k patched {self.tmp}/job.conf {self.dest}/p"],
-                           capture_output=True, text=True, env=self.env)
+        r = self.lib_sh(queue_one)
         self.assertEqual(r.returncode, 2)
         self.assertIn("memory", r.stderr)
         # As its kernel runs it: a need the kernel's config lacks.
         self.write("job.conf", "memory = 1G\nneeds = CONFIG_MEMCG_KMEM\n")
-        r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}; "
-                            f"guest_job k patched {self.tmp}/job.conf {self.dest}/p"],
-                           capture_output=True, text=True, env=self.env)
+        r = self.lib_sh(queue_one)
         self.assertEqual(r.returncode, 2)
         self.assertIn("has no CONFIG_MEMCG_KMEM", r.stderr)
         with open(os.path.join(self.queue, "jobs.tsv")) as f:
             self.assertEqual(f.read(), "")
-        r = subprocess.run(["bash", "-c", f". {ROOT}/bench/lib.sh; guest_queue_start {self.queue}"],
-                           capture_output=True, text=True,
-                           env=dict(self.env, BENCH_HOSTS=os.path.join(self.tmp, "nohosts")))
+        r = self.lib_sh([], env=dict(self.env, BENCH_HOSTS=os.path.join(self.tmp, "nohosts")))
         self.assertEqual(r.returncode, 2)
         self.assertIn("hosts file", r.stderr)
 
